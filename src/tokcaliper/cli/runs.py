@@ -1,0 +1,3 @@
+"""CLI: `tokcaliper runs` (placeholder; filled in by its owner)."""
+
+from tokcaliper.cli._app import app  # noqa: F401

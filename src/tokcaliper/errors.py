@@ -1,0 +1,35 @@
+"""Errors that reach the user as one line, never as a traceback.
+
+Every failure a user can cause or meet (bad input, an unreachable server, a
+server that dies, a malformed record) is raised as a :class:`TokcaliperError`
+subclass whose message names the culprit. The CLI prints
+``tokcaliper: error: <message>`` and exits with :attr:`exit_code`.
+"""
+
+from __future__ import annotations
+
+
+class TokcaliperError(Exception):
+    """Base class for errors shown to the user as a single line.
+
+    Attributes:
+        exit_code: process exit status the CLI uses (2 for usage/input errors).
+    """
+
+    exit_code: int = 2
+
+
+class InputError(TokcaliperError):
+    """A bad argument, file or record given by the user."""
+
+
+class ServerError(TokcaliperError):
+    """The server under test is unreachable, failed to start, or died mid-run."""
+
+    exit_code = 3
+
+
+class StoreError(TokcaliperError):
+    """The results database cannot be opened, written or queried."""
+
+    exit_code = 4

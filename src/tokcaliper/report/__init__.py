@@ -1,0 +1,1 @@
+"""Rendering: text tables and JSON of the same result objects."""

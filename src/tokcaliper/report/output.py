@@ -1,0 +1,67 @@
+"""One place that decides between rich text and JSON output.
+
+Every command takes ``--json``; with it, the same figures the text view shows
+are printed as one JSON document on stdout (and nothing else is printed on
+stdout, so the output can be piped to ``jq``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+from rich.console import Console
+
+#: Console for human output. Progress and warnings go to stderr so that
+#: ``--json`` output on stdout stays machine-readable.
+stdout = Console(highlight=False)
+stderr = Console(stderr=True, highlight=False)
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert pydantic models, dataclasses-like dicts and floats to JSON-safe data.
+
+    NaN and ±inf become ``None`` (JSON has no such numbers).
+    """
+    if isinstance(obj, BaseModel):
+        return to_jsonable(obj.model_dump(mode="json"))
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
+        return to_jsonable(obj.item())
+    return obj
+
+
+def emit(payload: Any, as_json: bool, render: Callable[[Console], None]) -> None:
+    """Print ``payload`` as JSON when ``as_json``, else call ``render(console)``."""
+    if as_json:
+        sys.stdout.write(json.dumps(to_jsonable(payload), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    else:
+        render(stdout)
+
+
+def fmt(x: float | None, digits: int = 3) -> str:
+    """Format a number with ``digits`` significant figures; ``None``/NaN as an em dash."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "—"
+    if x == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(x)))
+    decimals = max(0, digits - 1 - mag)
+    return f"{x:,.{decimals}f}"
+
+
+def pct(x: float | None, decimals: int = 1) -> str:
+    """Format a fraction as a percentage (0.129 → ``"12.9%"``)."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "—"
+    return f"{100 * x:.{decimals}f}%"
