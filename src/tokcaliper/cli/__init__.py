@@ -21,6 +21,14 @@ from tokcaliper.cli import runs as _runs  # noqa: F401,E402
 from tokcaliper.cli import audit as _audit  # noqa: F401,E402
 
 
+@app.command()
+def version() -> None:
+    """Print tokcaliper's version."""
+    from tokcaliper import __version__
+
+    print(__version__)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tokcaliper`` console script.
 
