@@ -9,8 +9,6 @@ from __future__ import annotations
 import os
 import sys
 
-import click
-
 from tokcaliper.cli._app import app
 from tokcaliper.errors import TokcaliperError
 
@@ -32,27 +30,22 @@ def version() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tokcaliper`` console script.
 
-    Turns every :class:`TokcaliperError` into one line on stderr and its exit
-    code; any other exception also becomes one line (set
-    ``TOKCALIPER_DEBUG=1`` for the traceback).
+    Usage errors are handled by typer itself (standalone mode). Every
+    :class:`TokcaliperError` becomes one line on stderr and its exit code;
+    any other exception also becomes one line (set ``TOKCALIPER_DEBUG=1`` for
+    the traceback).
     """
     command = typer_command()
     try:
-        rv = command.main(args=argv, prog_name="tokcaliper", standalone_mode=False)
+        command.main(args=argv, prog_name="tokcaliper", standalone_mode=True)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except TokcaliperError as e:
         print(f"tokcaliper: error: {e}", file=sys.stderr)
         return e.exit_code
-    except click.exceptions.Abort:
-        print("tokcaliper: interrupted", file=sys.stderr)
-        return 130
     except KeyboardInterrupt:
         print("tokcaliper: interrupted", file=sys.stderr)
         return 130
-    except click.exceptions.Exit as e:
-        return e.exit_code
-    except click.ClickException as e:
-        e.show()
-        return e.exit_code
     except Exception as e:  # never a traceback for the user
         if os.environ.get("TOKCALIPER_DEBUG"):
             raise
@@ -62,10 +55,10 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    return rv if isinstance(rv, int) else 0
+    return 0
 
 
-def typer_command() -> click.Command:
+def typer_command():
     """The click command behind the typer app (used by tests and ``main``)."""
     import typer.main
 

@@ -19,3 +19,8 @@ app = typer.Typer(
 #: Shared option help texts, so every command words them the same way.
 JSON_HELP = "Print the same figures as one JSON document on stdout."
 DB_HELP = "SQLite results database."
+
+
+@app.callback()
+def _root() -> None:
+    """Trustworthy LLM-inference performance numbers."""
