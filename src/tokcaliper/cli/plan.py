@@ -1,3 +1,116 @@
-"""CLI: `tokcaliper plan` (placeholder; filled in by its owner)."""
+"""CLI: ``tokcaliper plan`` — how many runs before running (METHODS.md M3).
 
-from tokcaliper.cli._app import app  # noqa: F401
+Thin: parse options, get the CV (``--cv`` or stored runs), call
+:func:`tokcaliper.stats.resolution.plan`, render the :class:`Plan` as text or JSON.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
+from tokcaliper.errors import InputError, StoreError
+from tokcaliper.report.output import emit
+from tokcaliper.stats.describe import describe
+from tokcaliper.stats.resolution import Plan, human_duration, plan
+
+_STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "red", "n/a": "dim"}
+
+
+def _render(p: Plan, console: Console) -> None:
+    cv, eff = p.cv, p.effect
+    timing = ("no run time given (--run-seconds): no budget" if p.run_seconds is None
+              else f"{p.run_seconds:g} s per run + {p.cooldown_seconds:g} s cool-down")
+    console.print("[bold]tokcaliper plan[/bold] — resolution of the ruler (METHODS.md M3)")
+    console.print(escape(
+        f"inputs: CV {100 * cv:.1f}% ({p.cv_source}), expected effect Δ {100 * eff:g}%, "
+        f"n = {p.n} runs per arm, α = {p.alpha:g}, power {p.power:g}; {timing}"))
+    t = Table(show_header=True, header_style="bold")
+    t.add_column("")
+    t.add_column("quick (≈50% power)", justify="right")
+    t.add_column(f"power {p.power:g} (statsmodels)", justify="right")
+    mde_pw = "— (n<2)" if p.mde_power_n is None else f"{100 * p.mde_power_n:.1f}%"
+    t.add_row(f"MDE at n={p.n} per arm: 2·CV·√(2/n)", f"{100 * p.mde_quick_n:.1f}%", mde_pw)
+    t.add_row(f"runs per arm for Δ={100 * eff:g}%: 8·(CV/Δ)²", f"{p.n_quick}", f"{p.n_power}")
+    if p.run_seconds is not None:
+        per = p.run_seconds + p.cooldown_seconds
+        t.add_row(f"budget: 2 arms × n × {per:g} s",
+                  human_duration(p.budget_seconds_quick), human_duration(p.budget_seconds_power))
+    console.print(t)
+    if p.run_seconds is not None:
+        console.print(f"budget at n={p.n}: 2 × {p.n} × {p.run_seconds + p.cooldown_seconds:g} s ≈ "
+                      f"{human_duration(p.budget_seconds_n)}")
+    console.print(f"single runs (n=1 per arm, METHODS.md M10): MDE 2·CV·√2 = {100 * p.mde_quick_1:.1f}%")
+    pn = "" if p.power_at_n is None else f"; power of n={p.n} against Δ: {100 * p.power_at_n:.0f}%"
+    console.print(f"power actually reached by the quick n={p.n_quick}: {100 * p.power_of_quick:.0f}%{pn}")
+    v = p.verdict
+    style = _STATUS_STYLE.get(v.status.value, "")
+    console.print(f"[bold {style}]verdict ({v.status.value}):[/bold {style}] {escape(v.summary)}")
+    console.print("arithmetic:")
+    for line in v.arithmetic:
+        console.print(f"  {escape(line)}")
+    for w in p.warnings:
+        console.print(f"[yellow]note:[/yellow] {escape(w)}")
+    console.print("sources: " + escape("; ".join(v.sources)), style="dim")
+
+
+def _cv_from_runs(db: Path, from_runs: str, metric: Optional[str]) -> tuple[float, str, int]:
+    """Load the metric's values for the run ids and return (CV, source text, n)."""
+    if not metric:
+        raise InputError("--from-runs needs --metric NAME (which stored metric to take the CV of)")
+    try:
+        ids = [int(s) for s in from_runs.split(",") if s.strip()]
+    except ValueError:
+        ids = []
+    if not ids:
+        raise InputError(f"--from-runs must list integer run ids like 3,4,5, got {from_runs!r}")
+    try:
+        from tokcaliper.store import load_metric_values
+    except ImportError:
+        raise StoreError("--from-runs needs tokcaliper.store.load_metric_values, "
+                         "which this build lacks") from None
+    values = load_metric_values(db, ids, metric)
+    d = describe(values, f"metric {metric!r} of runs {','.join(map(str, ids))}")
+    if d.cv is None or d.cv <= 0:
+        raise InputError(f"--from-runs: metric {metric!r} over runs {','.join(map(str, ids))} has n={d.n}, "
+                         f"CV {'undefined' if d.cv is None else 0}; need ≥ 2 differing values")
+    ci = "" if d.cv_ci95 is None else f", 95% CI {100 * d.cv_ci95[0]:.1f}–{100 * d.cv_ci95[1]:.1f}%"
+    src = (f"runs {','.join(map(str, ids))}, metric '{metric}': n={d.n}, mean {d.mean:.4g}, "
+           f"CV {100 * d.cv:.1f}%{ci}")
+    return d.cv, src, d.n
+
+
+@app.command("plan")
+def plan_cmd(
+    effect: float = typer.Option(..., "--effect", help="Expected relative difference Δ, e.g. 0.05 for 5%."),
+    cv: Optional[float] = typer.Option(None, "--cv", help="Coefficient of variation of the metric, e.g. 0.15."),
+    n: int = typer.Option(5, "--n", help="Planned runs per arm."),
+    run_seconds: Optional[float] = typer.Option(None, "--run-seconds", help="Seconds per run (for the budget)."),
+    cooldown: float = typer.Option(0.0, "--cooldown", help="Seconds of rest after each run."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level."),
+    power: float = typer.Option(0.8, "--power", help="Target power for the power-based n."),
+    from_runs: Optional[str] = typer.Option(None, "--from-runs", help="Take the CV from stored runs: ID[,ID...]."),
+    metric: Optional[str] = typer.Option(None, "--metric", help="Metric name for --from-runs."),
+    db: Path = typer.Option(Path("tokcaliper.db"), "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Runs per arm and wall-clock budget to see an effect, before running (METHODS.md M3).
+
+    Prints the quick formulas MDE = 2·CV·√(2/n) and n ≈ 8·(CV/Δ)² (only about
+    50% power) beside the exact power-based n, the budget, and a plain verdict.
+    """
+    if (cv is None) == (from_runs is None):
+        raise InputError("give exactly one of --cv or --from-runs")
+    cv_n = None
+    source = "--cv"
+    if from_runs is not None:
+        cv, source, cv_n = _cv_from_runs(db, from_runs, metric)
+    result = plan(cv, effect, n=n, run_seconds=run_seconds, cooldown=cooldown, alpha=alpha,
+                  power=power, cv_source=source, cv_n=cv_n)
+    emit(result, as_json, lambda console: _render(result, console))

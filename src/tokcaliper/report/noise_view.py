@@ -1,0 +1,49 @@
+"""Terminal view of a noise-floor report (METHODS.md M1).
+
+Renders :class:`tokcaliper.stats.noise.NoiseFloorReport`; computes nothing.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from tokcaliper.report.output import fmt, pct
+from tokcaliper.stats.noise import NoiseFloorReport
+
+__all__ = ["render_noise_floor"]
+
+
+def render_noise_floor(console: Console, report: NoiseFloorReport) -> None:
+    """Print the noise floor as a table, then the formula and the warnings.
+
+    Columns: metric, n, mean, std, CV, min, max, (max−min)/mean, MDE n=1,
+    MDE n=R (R shown in the header when all metrics share it, else "n=R"
+    means each row's own n). Undefined values (n = 1) print as "—".
+
+    Args:
+        console: a rich console (``tokcaliper.report.output.stdout`` in the CLI).
+        report: from :func:`tokcaliper.stats.noise.noise_floor`.
+    """
+    ns = {m.description.n for m in report.metrics}
+    r_label = f"n={ns.pop()}" if len(ns) == 1 else "n=R"
+    table = Table(title="Noise floor (one unchanged configuration)", title_justify="left")
+    for col in ("metric", "n", "mean", "std", "CV", "min", "max", "(max−min)/mean",
+                "MDE n=1", f"MDE {r_label}"):
+        if col == "metric":
+            table.add_column(col, justify="left", overflow="fold", min_width=12)
+        else:
+            table.add_column(col, justify="right", no_wrap=True)
+    for m in report.metrics:
+        d = m.description
+        table.add_row(escape(m.name), str(d.n), fmt(d.mean, 4), fmt(d.std, 3), pct(d.cv), fmt(d.min, 4),
+                      fmt(d.max, 4), pct(d.spread), pct(m.mde_n1), pct(m.mde_nR))
+    console.print(table)
+    console.print("MDE = 2·CV·√(2/n): smallest difference two arms of n runs each can resolve "
+                  "(≈95% two-sided, only ≈50% power; METHODS.md M1, M3).")
+    if report.effect is not None:
+        for m in report.metrics:
+            console.print(f"- {escape(m.name)}: {escape(m.verdict.summary)}")
+    for w in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}")

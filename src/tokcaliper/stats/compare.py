@@ -1,0 +1,512 @@
+"""Comparing two arms: Welch's t, per-pair ratios, variance tests, the verdict (METHODS.md M4, M9, M10).
+
+Conventions (all functions): ``a`` is the baseline arm, ``b`` the candidate.
+``t`` is scipy's sign convention, ``(mean_a − mean_b) / se``; the ratio is
+``mean_b / mean_a`` (METHODS.md M4: 180 W over 200 W = 0.932 with t = +0.90).
+
+Sources
+- Welch's t-test: ``scipy.stats.ttest_ind(a, b, equal_var=False)`` and, from
+  mean ± sample std, ``scipy.stats.ttest_ind_from_stats(..., equal_var=False)``;
+  Welch–Satterthwaite degrees of freedom.
+- Ratio-of-means CI: delta method on the log scale,
+  ``se(log r)² = s_a²/(n_a·m_a²) + s_b²/(n_b·m_b²)`` with Welch–Satterthwaite df,
+  CI = r · exp(± t(0.975, df) · se). Approximate (Fieller's interval is exact
+  for normal data); fine while CV/√n is small.
+- Variance: Brown–Forsythe (``scipy.stats.levene(a, b, center="median")``)
+  and the two-sided F-test of s_a²/s_b² (``scipy.stats.f``), METHODS.md M9.
+- Verdict words after Go benchstat (``~`` with ``p=… n=…``) and criterion
+  ("improved" / "regressed"), STYLE.md.
+
+Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel
+from scipy import stats as _st
+
+from tokcaliper.errors import InputError
+from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.stats.describe import Description, describe, require_finite_values
+from tokcaliper.stats.resolution import mde_quick
+
+__all__ = [
+    "Change",
+    "Comparison",
+    "PairStep",
+    "VarianceTest",
+    "WelchResult",
+    "compare_arms",
+    "f_test_from_summary",
+    "pair_ratios",
+    "single_number_comparison",
+    "variance_test",
+    "welch",
+    "welch_from_summary",
+]
+
+Change = Literal["improved", "regressed", "no significant difference", "insufficient data"]
+
+SOURCE_WELCH = "Welch's t-test: scipy.stats.ttest_ind(equal_var=False), Welch–Satterthwaite df"
+SOURCE_RATIO_CI = "ratio CI: delta method on log(mean_b/mean_a), Welch–Satterthwaite df"
+SOURCE_VAR = "Brown–Forsythe: scipy.stats.levene(center='median'); F-test: scipy.stats.f (two-sided)"
+
+
+class WelchResult(BaseModel):
+    """Welch's two-sample t-test of arm a (baseline) against arm b (candidate).
+
+    Attributes:
+        n_a, n_b: runs per arm. mean_a, mean_b, sd_a, sd_b: means and sample stds.
+        t: (mean_a − mean_b) / se (scipy's sign). df: Welch–Satterthwaite df.
+        p: two-sided p-value. se: standard error of the difference of means.
+        diff: mean_b − mean_a; diff_ci95: its 95% CI (Welch).
+        ratio: mean_b / mean_a (``None`` if mean_a ≤ 0);
+        ratio_ci95: 95% CI of the ratio (delta method, log scale; ``None`` when
+            a mean is ≤ 0 or both stds are 0).
+    """
+
+    n_a: int
+    n_b: int
+    mean_a: float
+    mean_b: float
+    sd_a: float
+    sd_b: float
+    t: float
+    df: float
+    p: float
+    se: float
+    diff: float
+    diff_ci95: tuple[float, float] | None
+    ratio: float | None
+    ratio_ci95: tuple[float, float] | None
+
+
+def _welch_df(va: float, vb: float, n_a: int, n_b: int) -> float:
+    """Welch–Satterthwaite df for per-mean variances ``va = s_a²/n_a``, ``vb = s_b²/n_b``."""
+    den = va**2 / (n_a - 1) + vb**2 / (n_b - 1)
+    return (va + vb) ** 2 / den if den > 0 else float("nan")
+
+
+def _finish(m_a: float, s_a: float, n_a: int, m_b: float, s_b: float, n_b: int,
+            t: float, p: float, df: float) -> WelchResult:
+    va, vb = s_a**2 / n_a, s_b**2 / n_b
+    se = math.sqrt(va + vb)
+    diff = m_b - m_a
+    diff_ci = None
+    if se > 0 and math.isfinite(df):
+        q = float(_st.t.ppf(0.975, df))
+        diff_ci = (diff - q * se, diff + q * se)
+    ratio = m_b / m_a if m_a > 0 else None
+    ratio_ci = None
+    if ratio is not None and m_b > 0:
+        la, lb = s_a**2 / (n_a * m_a**2), s_b**2 / (n_b * m_b**2)
+        se_log = math.sqrt(la + lb)
+        df_log = _welch_df(la, lb, n_a, n_b)
+        if se_log > 0 and math.isfinite(df_log):
+            q = float(_st.t.ppf(0.975, df_log))
+            ratio_ci = (ratio * math.exp(-q * se_log), ratio * math.exp(q * se_log))
+    return WelchResult(n_a=n_a, n_b=n_b, mean_a=m_a, mean_b=m_b, sd_a=s_a, sd_b=s_b, t=t,
+                       df=df, p=p, se=se, diff=diff, diff_ci95=diff_ci, ratio=ratio,
+                       ratio_ci95=ratio_ci)
+
+
+def _need_two(n_a: int, n_b: int) -> None:
+    if n_a < 2 or n_b < 2:
+        raise InputError(f"Welch's t-test needs at least 2 runs per arm, got n={n_a}+{n_b}")
+
+
+def welch(a: Sequence[float], b: Sequence[float]) -> WelchResult:
+    """Welch's t-test of two arms' runs (METHODS.md M4).
+
+    Args:
+        a: baseline runs, shape (n_a,), n_a ≥ 2, finite, in the metric's unit.
+        b: candidate runs, shape (n_b,), n_b ≥ 2.
+
+    Returns:
+        :class:`WelchResult` (t from ``scipy.stats.ttest_ind(a, b, equal_var=False)``,
+        ratio mean_b/mean_a with a delta-method CI).
+
+    Raises:
+        InputError: empty/non-finite input or fewer than 2 runs in an arm.
+    """
+    xa, xb = require_finite_values(a, "arm a"), require_finite_values(b, "arm b")
+    _need_two(xa.size, xb.size)
+    r = _st.ttest_ind(xa, xb, equal_var=False)
+    va, vb = xa.var(ddof=1) / xa.size, xb.var(ddof=1) / xb.size
+    df = float(getattr(r, "df", _welch_df(va, vb, xa.size, xb.size)))
+    return _finish(float(xa.mean()), float(xa.std(ddof=1)), int(xa.size), float(xb.mean()),
+                   float(xb.std(ddof=1)), int(xb.size), float(r.statistic), float(r.pvalue), df)
+
+
+def welch_from_summary(mean_a: float, sd_a: float, n_a: int,
+                       mean_b: float, sd_b: float, n_b: int) -> WelchResult:
+    """Welch's t-test from published mean ± sample std and n (METHODS.md M9).
+
+    Uses ``scipy.stats.ttest_ind_from_stats(..., equal_var=False)``. Rounded
+    published summaries reproduce the raw-data t only to about ±0.02 (e.g.
+    453.2 ± 6.9 vs 500.3 ± 50.2, n = 4 each, gives −1.86; the source's −1.84
+    came from its unpublished raw runs).
+
+    Args:
+        mean_a, sd_a, n_a: baseline mean, sample std (ddof=1, ≥ 0) and runs (≥ 2).
+        mean_b, sd_b, n_b: the same for the candidate.
+
+    Raises:
+        InputError: non-finite values, negative std or n < 2.
+    """
+    for name, v in (("mean_a", mean_a), ("sd_a", sd_a), ("mean_b", mean_b), ("sd_b", sd_b)):
+        if not math.isfinite(v):
+            raise InputError(f"{name} must be finite, got {v}")
+    if sd_a < 0 or sd_b < 0:
+        raise InputError(f"standard deviations must be >= 0, got {sd_a} and {sd_b}")
+    _need_two(n_a, n_b)
+    r = _st.ttest_ind_from_stats(mean_a, sd_a, n_a, mean_b, sd_b, n_b, equal_var=False)
+    df = _welch_df(sd_a**2 / n_a, sd_b**2 / n_b, n_a, n_b)
+    return _finish(float(mean_a), float(sd_a), int(n_a), float(mean_b), float(sd_b), int(n_b),
+                   float(r.statistic), float(r.pvalue), df)
+
+
+# ---------------------------------------------------------------- variances (M9)
+
+
+class VarianceTest(BaseModel):
+    """Do the two arms' variances differ? (METHODS.md M9)
+
+    Attributes:
+        sd_a, sd_b: sample stds; sd_ratio: larger / smaller (``None`` if the smaller is 0).
+        f: s_a² / s_b²; f_p: two-sided p of the F-test with (n_a−1, n_b−1) df.
+        bf_w, bf_p: Brown–Forsythe statistic and p (``None`` when only a summary was given).
+    """
+
+    n_a: int
+    n_b: int
+    sd_a: float
+    sd_b: float
+    sd_ratio: float | None
+    f: float | None
+    f_p: float | None
+    bf_w: float | None = None
+    bf_p: float | None = None
+
+
+def f_test_from_summary(sd_a: float, n_a: int, sd_b: float, n_b: int) -> VarianceTest:
+    """Two-sided F-test of equal variances from sample stds (METHODS.md M9).
+
+    ``F = s_a²/s_b²``, p = 2·min(F.cdf, F.sf) with (n_a−1, n_b−1) df
+    (``scipy.stats.f``). Sensitive to non-normality; prefer
+    :func:`variance_test` (Brown–Forsythe) when the runs are available.
+
+    Raises:
+        InputError: negative/non-finite std or n < 2.
+    """
+    if not (math.isfinite(sd_a) and math.isfinite(sd_b)) or sd_a < 0 or sd_b < 0:
+        raise InputError(f"standard deviations must be finite and >= 0, got {sd_a} and {sd_b}")
+    if n_a < 2 or n_b < 2:
+        raise InputError(f"a variance test needs at least 2 runs per arm, got n={n_a}+{n_b}")
+    lo, hi = min(sd_a, sd_b), max(sd_a, sd_b)
+    ratio = hi / lo if lo > 0 else None
+    f = f_p = None
+    if sd_b > 0:
+        f = sd_a**2 / sd_b**2
+        dist = _st.f(n_a - 1, n_b - 1)
+        f_p = float(min(1.0, 2 * min(dist.cdf(f), dist.sf(f))))
+    return VarianceTest(n_a=n_a, n_b=n_b, sd_a=sd_a, sd_b=sd_b, sd_ratio=ratio, f=f, f_p=f_p)
+
+
+def variance_test(a: Sequence[float], b: Sequence[float]) -> VarianceTest:
+    """Brown–Forsythe and F-tests of equal variances of two arms (METHODS.md M9).
+
+    Brown–Forsythe is ``scipy.stats.levene(a, b, center="median")`` (robust to
+    non-normal runs); the F-test is :func:`f_test_from_summary`.
+
+    Args:
+        a, b: runs, shapes (n_a,), (n_b,), each n ≥ 2, finite.
+
+    Raises:
+        InputError: empty/non-finite input or n < 2 in an arm.
+    """
+    xa, xb = require_finite_values(a, "arm a"), require_finite_values(b, "arm b")
+    res = f_test_from_summary(float(xa.std(ddof=1)) if xa.size > 1 else 0.0, int(xa.size),
+                              float(xb.std(ddof=1)) if xb.size > 1 else 0.0, int(xb.size))
+    bf = _st.levene(xa, xb, center="median")
+    w, p = float(bf.statistic), float(bf.pvalue)
+    return res.model_copy(update={"bf_w": w if math.isfinite(w) else None,
+                                  "bf_p": p if math.isfinite(p) else None})
+
+
+# ---------------------------------------------------------------- pairs (M4)
+
+
+class PairStep(BaseModel):
+    """One interleaved pair and the verdict one would have drawn after it (METHODS.md M4).
+
+    Attributes:
+        k: 1-based pair number. a, b: the pair's runs. ratio: b / a.
+        cum_ratio: ratio of the means of the first k pairs (mean_b / mean_a).
+        t, p: Welch's t and p over the first k pairs (``None`` for k = 1).
+        change: the verdict word at that point; text: e.g. ``"-21.1% ~ (p=0.09, n=2+2)"``.
+    """
+
+    k: int
+    a: float
+    b: float
+    ratio: float | None
+    cum_ratio: float | None
+    t: float | None
+    p: float | None
+    change: Change
+    text: str
+
+
+def _change(p: float | None, ratio: float | None, alpha: float, higher_is_better: bool) -> Change:
+    if p is None or ratio is None or not math.isfinite(p):
+        return "insufficient data"
+    if p >= alpha:
+        return "no significant difference"
+    better = ratio > 1 if higher_is_better else ratio < 1
+    return "improved" if better else "regressed"
+
+
+def _signed_pct(ratio: float | None) -> str:
+    return "—" if ratio is None else f"{100 * (ratio - 1):+.1f}%"
+
+
+def pair_ratios(a: Sequence[float], b: Sequence[float], alpha: float = 0.05,
+                higher_is_better: bool = True) -> list[PairStep]:
+    """Per-pair ratios b_k/a_k in run order and the running verdict after each pair (M4).
+
+    The source's power-cap A/B read "−21%" after two pairs and "+4%" over the
+    last three; showing every step makes such early conclusions visible.
+
+    Args:
+        a, b: baseline and candidate runs in the order they were interleaved,
+            equal length (pair k = (a[k], b[k])). Drop both runs of a pair
+            whose run was invalid before calling.
+        alpha: significance level for the running verdict.
+        higher_is_better: True for throughput, False for latencies.
+
+    Raises:
+        InputError: unequal lengths, empty or non-finite input.
+    """
+    xa, xb = require_finite_values(a, "arm a"), require_finite_values(b, "arm b")
+    if xa.size != xb.size:
+        raise InputError(f"pairs need equal run counts per arm, got {xa.size} and {xb.size}")
+    steps: list[PairStep] = []
+    for k in range(1, xa.size + 1):
+        ai, bi = float(xa[k - 1]), float(xb[k - 1])
+        ma, mb = float(xa[:k].mean()), float(xb[:k].mean())
+        cum = mb / ma if ma > 0 else None
+        t = p = None
+        if k >= 2:
+            r = _st.ttest_ind(xa[:k], xb[:k], equal_var=False)
+            t, p = float(r.statistic), float(r.pvalue)
+            t, p = (t if math.isfinite(t) else None), (p if math.isfinite(p) else None)
+        ch = _change(p, cum, alpha, higher_is_better)
+        mark = {"improved": "improved", "regressed": "regressed",
+                "no significant difference": "~", "insufficient data": "?"}[ch]
+        ptxt = f"p={p:.2f}" if p is not None else "no test"
+        steps.append(PairStep(k=k, a=ai, b=bi, ratio=bi / ai if ai > 0 else None, cum_ratio=cum,
+                              t=t, p=p, change=ch,
+                              text=f"{_signed_pct(cum)} {mark} ({ptxt}, n={k}+{k})"))
+    return steps
+
+
+# ---------------------------------------------------------------- the verdict
+
+
+class Comparison(BaseModel):
+    """Result of :func:`compare_arms`: two arms, the tests and one verdict.
+
+    Attributes:
+        names: (baseline, candidate). unit: unit of the metric (text only).
+        a, b: :class:`Description` of each arm.
+        welch: Welch's test (``None`` if an arm has fewer than 2 runs).
+        variance: Brown–Forsythe/F tests (``None`` likewise).
+        pairs: per-pair steps when both arms have the same number of runs, else ``None``.
+        change: improved / regressed / no significant difference / insufficient data
+            (of the candidate against the baseline).
+        stably_worse: name of an arm flagged "stably worse" (M9), else ``None``.
+        verdict: check "compare" with summary, arithmetic, inputs and sources.
+    """
+
+    names: tuple[str, str]
+    unit: str
+    higher_is_better: bool
+    alpha: float
+    a: Description
+    b: Description
+    welch: WelchResult | None
+    variance: VarianceTest | None
+    pairs: list[PairStep] | None
+    change: Change
+    stably_worse: str | None
+    verdict: Verdict
+
+
+def _stably_worse(da: Description, db: Description, var: VarianceTest, names: tuple[str, str],
+                  alpha: float, higher_is_better: bool) -> str | None:
+    """Name of the arm whose runs sit in a narrow band on the worse side (M9), else None.
+
+    Rule: the variances differ (Brown–Forsythe p < α or F-test p < α), and every
+    run of the lower-variance arm is worse than the other arm's mean.
+    """
+    ps = [p for p in (var.bf_p, var.f_p) if p is not None]
+    if not ps or min(ps) >= alpha or da.std is None or db.std is None or da.std == db.std:
+        return None
+    stable, other, name = (da, db, names[0]) if da.std < db.std else (db, da, names[1])
+    if higher_is_better:
+        return name if stable.max < other.mean else None
+    return name if stable.min > other.mean else None
+
+
+def compare_arms(
+    a: Sequence[float],
+    b: Sequence[float],
+    names: tuple[str, str] = ("A", "B"),
+    *,
+    unit: str = "",
+    higher_is_better: bool = True,
+    alpha: float = 0.05,
+) -> Comparison:
+    """Compare a candidate arm ``b`` with a baseline arm ``a`` (METHODS.md M4, M9).
+
+    Verdict (benchstat/criterion words, status in brackets):
+    ``"~ no significant difference (p=0.39, n=5+5)"`` [n/a], ``"improved"``
+    [pass] or ``"regressed"`` [fail] when Welch's p < α, ``"insufficient
+    data"`` [n/a] when an arm has < 2 runs; a "stably worse" flag [warn] when
+    one arm's variance is much smaller and all its runs sit on the worse side
+    of the other's mean, even if t is not significant (M9).
+
+    Args:
+        a, b: runs of baseline and candidate, shapes (n_a,), (n_b,), finite.
+        names: display names (baseline, candidate).
+        unit: unit of the metric, e.g. "tok/s" (display only).
+        higher_is_better: True for throughput, False for latencies.
+        alpha: two-sided significance level in (0, 1).
+
+    Raises:
+        InputError: empty/non-finite input or alpha outside (0, 1).
+    """
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha must be between 0 and 1 (exclusive), got {alpha:g}")
+    na, nb = names
+    da, db = describe(a, f"arm {na}"), describe(b, f"arm {nb}")
+    u = f" {unit}" if unit else ""
+
+    def arm_line(name: str, d: Description) -> str:
+        cv = "CV —" if d.cv is None else f"CV {100 * d.cv:.1f}%"
+        return f"{name}: mean {d.mean:.1f}{u} (n={d.n}, {cv}, min {d.min:g}, max {d.max:g})"
+
+    arithmetic = [arm_line(na, da), arm_line(nb, db)]
+    inputs = {"a": list(map(float, a)), "b": list(map(float, b)), "names": list(names),
+              "unit": unit, "higher_is_better": higher_is_better, "alpha": alpha}
+    sources = [SOURCE_WELCH, SOURCE_RATIO_CI, SOURCE_VAR, "METHODS.md M4, M9"]
+
+    if da.n < 2 or db.n < 2:
+        ratio = db.mean / da.mean if da.mean > 0 else None
+        arithmetic.append(f"ratio {nb}/{na} = {db.mean:g} / {da.mean:g} = "
+                          f"{ratio:.3f}" if ratio is not None else "ratio undefined")
+        cvs = [d.cv for d in (da, db) if d.cv is not None]
+        extra = (f"; at CV {100 * cvs[0]:.1f}% single runs resolve only "
+                 f"{100 * mde_quick(cvs[0], 1):.0f}% (METHODS.md M10)") if cvs else ""
+        verdict = Verdict(
+            check="compare", title=f"{nb} vs {na}", status=Status.NA,
+            summary=f"? insufficient data: Welch's t needs ≥ 2 runs per arm (n={da.n}+{db.n}){extra}",
+            arithmetic=arithmetic, inputs=inputs, sources=sources)
+        return Comparison(names=names, unit=unit, higher_is_better=higher_is_better, alpha=alpha,
+                          a=da, b=db, welch=None, variance=None, pairs=None,
+                          change="insufficient data", stably_worse=None, verdict=verdict)
+
+    w = welch(a, b)
+    var = variance_test(a, b)
+    pairs = pair_ratios(a, b, alpha, higher_is_better) if da.n == db.n else None
+    change = _change(w.p, w.ratio, alpha, higher_is_better)
+    stable = _stably_worse(da, db, var, names, alpha, higher_is_better)
+
+    ci = ("" if w.ratio_ci95 is None
+          else f" [95% CI {w.ratio_ci95[0]:.3f}, {w.ratio_ci95[1]:.3f}]")
+    ratio_txt = "undefined" if w.ratio is None else f"{w.ratio:.3f} ({_signed_pct(w.ratio)})"
+    arithmetic.append(f"ratio {nb}/{na} = {w.mean_b:.1f} / {w.mean_a:.1f} = {ratio_txt}{ci}")
+    arithmetic.append(
+        f"Welch t = ({w.mean_a:.1f} − {w.mean_b:.1f}) / √({w.sd_a:.1f}²/{w.n_a} + "
+        f"{w.sd_b:.1f}²/{w.n_b}) = {w.mean_a - w.mean_b:.1f} / {w.se:.1f} = {w.t:.2f}, "
+        f"df = {w.df:.1f}, p = {w.p:.3f} (α = {alpha:g})")
+    bf = "" if var.bf_p is None else f"Brown–Forsythe W = {var.bf_w:.2f}, p = {var.bf_p:.3f}; "
+    ftxt = "F undefined" if var.f is None else f"F = {w.sd_a:.1f}²/{w.sd_b:.1f}² = {var.f:.2f}, p = {var.f_p:.3f}"
+    arithmetic.append(f"variance: {bf}{ftxt}")
+    if pairs is not None:
+        arithmetic.append(f"pair ratios {nb}/{na} in order: "
+                          + " ".join("—" if s.ratio is None else f"{s.ratio:.3f}" for s in pairs))
+        arithmetic.append("verdict after each pair: " + "; ".join(f"{s.k}: {s.text}" for s in pairs))
+
+    nn = f"n={w.n_a}+{w.n_b}"
+    if change == "no significant difference":
+        summary = f"~ no significant difference: {nb}/{na} = {ratio_txt}{ci} (p={w.p:.2f}, {nn})"
+        status = Status.NA
+    else:
+        summary = f"{change}: {nb}/{na} = {ratio_txt}{ci} (p={w.p:.3f}, {nn})"
+        status = Status.PASS if change == "improved" else Status.FAIL
+    if stable is not None:
+        d_s = da if stable == na else db
+        summary += (f"; {stable} is stably worse: all {d_s.n} runs within "
+                    f"{d_s.min:g}–{d_s.max:g}{u} (CV {100 * (d_s.cv or 0):.1f}%), below the other "
+                    f"arm's mean, and the variances differ (M9)")
+        if status is Status.NA:
+            summary += " — a flag to re-test with more runs, not a significant difference"
+            status = Status.WARN
+    verdict = Verdict(check="compare", title=f"{nb} vs {na}", status=status, summary=summary,
+                      arithmetic=arithmetic, inputs=inputs, sources=sources)
+    return Comparison(names=names, unit=unit, higher_is_better=higher_is_better, alpha=alpha,
+                      a=da, b=db, welch=w, variance=var, pairs=pairs, change=change,
+                      stably_worse=stable, verdict=verdict)
+
+
+# ---------------------------------------------------------------- M10
+
+
+def single_number_comparison(mine: float, theirs: float, local_cv: float,
+                             names: tuple[str, str] = ("mine", "theirs")) -> Verdict:
+    """One local run against one published number from another machine (METHODS.md M10).
+
+    A single run per side resolves only ``MDE = 2·CV·√2`` (CV 15% → 42%). The
+    verdict always shows the local CV beside the ratio.
+
+    Args:
+        mine, theirs: the two numbers (same unit, > 0).
+        local_cv: CV of the local setup as a fraction (> 0), from a noise-floor run.
+        names: display names.
+
+    Returns:
+        Verdict "M10": WARN "anecdote" when |ratio − 1| < MDE, else PASS with the
+        caveat that other knobs may differ (METHODS.md A7).
+
+    Raises:
+        InputError: non-positive or non-finite inputs.
+    """
+    for nm, v in ((names[0], mine), (names[1], theirs)):
+        if not (math.isfinite(v) and v > 0):
+            raise InputError(f"{nm} must be a positive number, got {v}")
+    mde = mde_quick(local_cv, 1)
+    ratio = theirs / mine
+    gap = abs(ratio - 1)
+    arithmetic = [
+        f"ratio {names[1]}/{names[0]} = {theirs:g} / {mine:g} = {ratio:.3f} ({_signed_pct(ratio)})",
+        f"MDE (n=1 per side) = 2 × {local_cv:g} × √2 = {mde:.3f} ({100 * mde:.0f}%)",
+    ]
+    if gap < mde:
+        status = Status.WARN
+        summary = (f"anecdote: a {100 * gap:.0f}% gap between single numbers is below the "
+                   f"{100 * mde:.0f}% a single run can resolve at local CV {100 * local_cv:.1f}%")
+    else:
+        status = Status.PASS
+        summary = (f"the {100 * gap:.0f}% gap exceeds the single-run MDE {100 * mde:.0f}% at local "
+                   f"CV {100 * local_cv:.1f}%; still list the knobs that differ (A7) before concluding")
+    return Verdict(check="M10", title="cross-machine single numbers", status=status, summary=summary,
+                   arithmetic=arithmetic,
+                   inputs={names[0]: mine, names[1]: theirs, "local_cv": local_cv},
+                   sources=["METHODS.md M10", "METHODS.md M3: MDE = 2·CV·√(2/n), n = 1"])
+

@@ -1,0 +1,157 @@
+"""Noise floor of one unchanged configuration (METHODS.md M1, with M3's MDE).
+
+Run one configuration R ≥ 5 times; per metric report mean, sample std, CV,
+min, max, (max−min)/mean, and the quick MDE ``2·CV·√(2/n)`` (METHODS.md M3)
+for single runs (n = 1, the cross-machine case of M10) and for R runs per arm.
+Pure functions, no I/O; rendered by :mod:`tokcaliper.report.noise_view`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, Field
+
+from tokcaliper.errors import InputError
+from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.stats.describe import Description, describe
+from tokcaliper.stats.resolution import mde_quick, n_power, n_quick
+
+__all__ = ["MIN_REPETITIONS", "MetricNoise", "NoiseFloorReport", "noise_floor"]
+
+#: METHODS.md M1: "run one unchanged configuration at least 5 times".
+MIN_REPETITIONS = 5
+
+
+class MetricNoise(BaseModel):
+    """Noise floor of one metric.
+
+    Attributes:
+        name: metric name with unit, e.g. ``"aggregate output throughput (tok/s)"``.
+        description: :class:`Description` of the R repetitions (n = R).
+        mde_n1: quick MDE for one run per arm, 2·CV·√2 (``None`` without a CV).
+        mde_nR: quick MDE for R runs per arm, 2·CV·√(2/R) (``None`` without a CV).
+        effect: the expected effect (fraction) if given; n_quick_for_effect,
+            n_power_for_effect: runs per arm it needs (quick ≈ 50% power / power 0.8).
+        warnings: caveats for this metric.
+        verdict: check "M1" with the arithmetic.
+    """
+
+    name: str
+    description: Description
+    mde_n1: float | None
+    mde_nR: float | None
+    effect: float | None = None
+    n_quick_for_effect: int | None = None
+    n_power_for_effect: int | None = None
+    warnings: list[str] = Field(default_factory=list)
+    verdict: Verdict
+
+
+class NoiseFloorReport(BaseModel):
+    """Noise floor of every metric of one configuration.
+
+    Attributes:
+        metrics: one :class:`MetricNoise` per input metric, in input order.
+        effect: the expected relative effect, if given.
+        warnings: report-level warnings (deduplicated, e.g. the R < 5 warning).
+    """
+
+    metrics: list[MetricNoise]
+    effect: float | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+
+def _one(name: str, values: Sequence[float], effect: float | None) -> MetricNoise:
+    d = describe(values, name)
+    r = d.n
+    warns: list[str] = []
+    arithmetic = [
+        f"n = {r}, mean = {d.mean:.4g}, std = {'—' if d.std is None else f'{d.std:.4g}'}, "
+        f"min = {d.min:.4g}, max = {d.max:.4g}",
+    ]
+    if d.cv is not None:
+        arithmetic.append(f"CV = {d.std:.4g} / {d.mean:.4g} = {d.cv:.3f} ({100 * d.cv:.1f}%)")
+    if d.spread is not None:
+        arithmetic.append(f"(max − min)/mean = ({d.max:.4g} − {d.min:.4g}) / {d.mean:.4g} = "
+                          f"{d.spread:.3f} ({100 * d.spread:.0f}%)")
+    if r == 1:
+        warns.append(f"{name}: one repetition: std, CV and MDE are undefined")
+    elif r < MIN_REPETITIONS:
+        warns.append(f"fewer than {MIN_REPETITIONS} repetitions (n={r}): CV itself is uncertain")
+        if d.cv_ci95 is not None:
+            warns.append(f"{name}: CV {100 * d.cv:.1f}%, 95% CI {100 * d.cv_ci95[0]:.1f}%–"
+                         f"{100 * d.cv_ci95[1]:.1f}% (chi-square, n={r})")
+    if d.cv is None and r > 1:
+        warns.append(f"{name}: mean ≤ 0, CV undefined")
+
+    m1 = mR = None
+    nq = npw = None
+    status = Status.PASS if r >= MIN_REPETITIONS else Status.WARN
+    if d.cv is not None and d.cv > 0:
+        m1, mR = mde_quick(d.cv, 1), mde_quick(d.cv, r)
+        arithmetic.append(f"MDE (n=1) = 2 × {d.cv:.3f} × √2 = {100 * m1:.1f}%")
+        arithmetic.append(f"MDE (n={r}) = 2 × {d.cv:.3f} × √(2/{r}) = {100 * mR:.1f}%")
+        summary = (f"CV {100 * d.cv:.1f}% over {r} runs (mean {d.mean:.4g}, "
+                   f"(max−min)/mean {100 * (d.spread or 0):.0f}%): two arms resolve "
+                   f"{100 * m1:.0f}% with single runs, {100 * mR:.0f}% with {r} runs each")
+        if effect is not None:
+            nq, npw = n_quick(d.cv, effect), n_power(d.cv, effect)
+            arithmetic.append(f"n (quick) = 8 × ({d.cv:.3f} / {effect:g})² → {nq}; "
+                              f"n (power 0.8, statsmodels TTestIndPower) → {npw}")
+            if effect < mR:
+                status = Status.WARN
+                summary += (f"; a {100 * effect:g}% effect is below that — needs {nq} runs per arm "
+                            f"(quick, ~50% power) / {npw} (power 0.8)")
+            else:
+                summary += (f"; a {100 * effect:g}% effect is resolvable at {r} runs per arm "
+                            f"(quick; power 0.8 needs {npw})")
+    elif d.cv == 0:
+        status = Status.WARN
+        summary = f"all {r} runs identical ({d.mean:.4g}): CV 0, the metric may not be measured"
+        warns.append(f"{name}: all {r} runs identical — is the metric really measured?")
+    else:
+        status = Status.NA
+        summary = f"{r} run{'s' if r != 1 else ''}: no CV, no MDE"
+    verdict = Verdict(
+        check="M1", title=f"noise floor: {name}", status=status, summary=summary,
+        arithmetic=arithmetic,
+        inputs={"metric": name, "values": [float(v) for v in values], "effect": effect},
+        sources=["METHODS.md M1 (noise floor, ≥ 5 repetitions)",
+                 "METHODS.md M3: MDE = 2·CV·√(2/n); n = 8·(CV/Δ)²",
+                 "statsmodels.stats.power.TTestIndPower.solve_power (power-based n)"],
+    )
+    return MetricNoise(name=name, description=d, mde_n1=m1, mde_nR=mR, effect=effect,
+                       n_quick_for_effect=nq, n_power_for_effect=npw, warnings=warns,
+                       verdict=verdict)
+
+
+def noise_floor(metrics: Mapping[str, Sequence[float]], effect: float | None = None) -> NoiseFloorReport:
+    """Noise floor per metric of R repetitions of one configuration (METHODS.md M1).
+
+    Args:
+        metrics: metric name (with unit) → its R values, one per repetition,
+            e.g. ``{"aggregate output throughput (tok/s)": [366.0, …, 561.0]}``.
+            R may differ between metrics; every list must be non-empty and finite.
+        effect: optional expected relative effect Δ (> 0), e.g. 0.05 for 5%;
+            adds the runs per arm it needs (quick and power-based).
+
+    Returns:
+        :class:`NoiseFloorReport`; a metric with one value gets ``None`` for std,
+        CV and MDE and a warning; R < 5 adds "fewer than 5 repetitions: CV
+        itself is uncertain".
+
+    Raises:
+        InputError: no metrics, an empty or non-finite list, or effect ≤ 0.
+    """
+    if not metrics:
+        raise InputError("noise floor needs at least one metric")
+    if effect is not None and not (effect > 0):
+        raise InputError(f"--effect must be > 0, got {effect:g}")
+    items = [_one(str(name), vals, effect) for name, vals in metrics.items()]
+    report_warnings: list[str] = []
+    for m in items:
+        for w in m.warnings:
+            if w not in report_warnings:
+                report_warnings.append(w)
+    return NoiseFloorReport(metrics=items, effect=effect, warnings=report_warnings)

@@ -1,0 +1,478 @@
+"""Resolution of the ruler: what n runs per arm can see, before running (METHODS.md M3).
+
+Two families of formulas, always shown side by side:
+
+- **Quick** (METHODS.md M3, from the source write-up):
+  ``MDE ≈ 2 · CV · √(2/n)`` and ``n ≈ 8 · (CV/Δ)²``. The 2 is z(0.975) ≈ 1.96
+  rounded; √(2/n) because both arm means carry noise. They ignore statistical
+  power: a true difference of exactly the MDE is detected only about half the
+  time (z_β = 0 ⇒ power ≈ 50%), and they assume independent runs.
+- **Power-based**: a two-sample t-test power analysis,
+  ``statsmodels.stats.power.TTestIndPower.solve_power`` with effect size
+  Cohen's d = Δ/CV (both relative to the mean), equal n per arm, two-sided
+  α. statsmodels uses the pooled-variance (Student) t with 2n−2 degrees of
+  freedom; Welch's test has at most that many, so the true Welch power is
+  marginally lower (negligible for equal n and similar CVs).
+
+All effects and CVs are fractions of the mean (0.05 = 5%). Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+from pydantic import BaseModel, Field
+
+from tokcaliper.errors import InputError
+from tokcaliper.model.verdict import Status, Verdict
+
+__all__ = [
+    "Plan",
+    "achieved_power_of_quick_formula",
+    "human_duration",
+    "mde_power",
+    "mde_quick",
+    "n_power",
+    "n_quick",
+    "n_quick_raw",
+    "plan",
+    "power_at",
+]
+
+#: z(0.975) = 1.96, rounded to 2 in the quick formulas (METHODS.md M3).
+QUICK_Z = 2.0
+#: Smallest n per arm for which a two-sample t-test has degrees of freedom (2n−2 ≥ 2).
+MIN_N_POWER = 2
+#: Tolerance when taking the ceiling of a float that should be an integer
+#: (8·(0.15/0.05)² evaluates to 71.99999999999999 in binary floating point).
+_CEIL_EPS = 1e-9
+
+SOURCE_QUICK = "METHODS.md M3: MDE ≈ 2·CV·√(2/n); n ≈ 8·(CV/Δ)² (about 50% power)"
+SOURCE_POWER = (
+    "statsmodels.stats.power.TTestIndPower.solve_power "
+    "(two-sample t-test, equal n, two-sided, effect size d = Δ/CV)"
+)
+SOURCE_BUDGET = "METHODS.md M3: budget = 2 arms × n × (run time + cool-down)"
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def _check_cv(cv: float) -> None:
+    if not (isinstance(cv, (int, float)) and math.isfinite(cv) and cv > 0):
+        raise InputError(f"--cv must be > 0, got {_num(cv)}")
+
+
+def _check_effect(delta: float) -> None:
+    if not (isinstance(delta, (int, float)) and math.isfinite(delta) and delta > 0):
+        raise InputError(f"--effect must be > 0, got {_num(delta)}")
+
+
+def _check_n(n: int, minimum: int = 1, why: str = "") -> None:
+    if isinstance(n, bool) or not (isinstance(n, numbers.Integral) and n >= minimum):
+        raise InputError(f"--n must be an integer >= {minimum}{why}, got {n}")
+
+
+def _check_alpha(alpha: float) -> None:
+    if not (math.isfinite(alpha) and 0 < alpha < 1):
+        raise InputError(f"--alpha must be between 0 and 1 (exclusive), got {_num(alpha)}")
+
+
+def _check_power(power: float) -> None:
+    if not (math.isfinite(power) and 0 < power < 1):
+        raise InputError(f"--power must be between 0 and 1 (exclusive), got {_num(power)}")
+
+
+def _ceil(x: float) -> int:
+    return int(math.ceil(x - _CEIL_EPS))
+
+
+# ---------------------------------------------------------------- quick formulas
+
+
+def mde_quick(cv: float, n: int) -> float:
+    """Quick minimum detectable effect of two arms with n runs each (METHODS.md M3).
+
+    ``MDE = 2 · CV · √(2/n)``; CV 15%: n=1 → 42%, n=5 → 19%.
+
+    Args:
+        cv: coefficient of variation as a fraction (> 0).
+        n: runs per arm (≥ 1).
+
+    Returns:
+        MDE as a fraction of the mean (≈95% two-sided, ≈50% power).
+
+    Raises:
+        InputError: cv ≤ 0 or n < 1.
+    """
+    _check_cv(cv)
+    _check_n(n)
+    return QUICK_Z * cv * math.sqrt(2.0 / n)
+
+
+def n_quick_raw(cv: float, delta: float) -> float:
+    """Unrounded quick runs per arm, ``8 · (CV/Δ)²`` (METHODS.md M3).
+
+    Raises:
+        InputError: cv ≤ 0 or delta ≤ 0.
+    """
+    _check_cv(cv)
+    _check_effect(delta)
+    return 2.0 * QUICK_Z**2 * (cv / delta) ** 2
+
+
+def n_quick(cv: float, delta: float) -> int:
+    """Quick runs per arm to see a relative difference Δ: ``ceil(8 · (CV/Δ)²)`` (METHODS.md M3).
+
+    CV 15%: Δ=10% → 18, Δ=5% → 72. (CV 4%, Δ=5% gives 5.12 → 6; the source
+    rounds it to "≈ 5".) Has only about 50% power: see
+    :func:`achieved_power_of_quick_formula`.
+
+    Raises:
+        InputError: cv ≤ 0 or delta ≤ 0.
+    """
+    return max(1, _ceil(n_quick_raw(cv, delta)))
+
+
+# ---------------------------------------------------------------- power-based
+
+
+def _solver():
+    from statsmodels.stats.power import TTestIndPower
+
+    return TTestIndPower()
+
+
+def power_at(cv: float, delta: float, n: int, alpha: float = 0.05) -> float:
+    """Power of a two-sided two-sample t-test with n runs per arm to detect Δ.
+
+    Uses ``statsmodels.stats.power.TTestIndPower.power`` with effect size
+    d = Δ/CV and ``ratio=1``; where it returns NaN (very large d) the normal
+    approximation Φ(d·√(n/2) − z(1−α/2)) is used.
+
+    Args:
+        cv: CV as a fraction (> 0). delta: relative effect (> 0).
+        n: runs per arm (≥ 2). alpha: two-sided significance level.
+
+    Returns:
+        Probability in [0, 1].
+
+    Raises:
+        InputError: invalid cv, delta, n (< 2) or alpha.
+    """
+    _check_cv(cv)
+    _check_effect(delta)
+    _check_n(n, MIN_N_POWER, " for a power calculation")
+    _check_alpha(alpha)
+    d = delta / cv
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = float(_solver().power(effect_size=d, nobs1=n, alpha=alpha, ratio=1.0,
+                                  alternative="two-sided"))
+    if not math.isfinite(p):
+        # statsmodels' noncentral t returns NaN for very large d·√(n/2); the
+        # normal approximation Φ(d·√(n/2) − z(1−α/2)) is then ≈ 1 and accurate.
+        from scipy.stats import norm
+
+        p = float(norm.cdf(d * math.sqrt(n / 2) - norm.ppf(1 - alpha / 2)))
+    return p
+
+
+def n_power(cv: float, delta: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Exact power-based runs per arm to detect a relative difference Δ (METHODS.md M3).
+
+    ``ceil(TTestIndPower().solve_power(effect_size=Δ/CV, alpha=α, power=power,
+    ratio=1, alternative="two-sided"))`` from statsmodels, at least 2. Where
+    the root finder fails (very large effects), the smallest n ≥ 2 whose
+    :func:`power_at` reaches ``power`` is searched directly.
+
+    Args:
+        cv: CV as a fraction (> 0). delta: relative effect (> 0).
+        alpha: two-sided significance level in (0, 1). power: target power in (0, 1).
+
+    Returns:
+        Runs per arm (int ≥ 2). Larger than :func:`n_quick` for power ≥ 0.5.
+
+    Raises:
+        InputError: invalid cv, delta, alpha or power.
+    """
+    _check_cv(cv)
+    _check_effect(delta)
+    _check_alpha(alpha)
+    _check_power(power)
+    solver = _solver()
+    d = delta / cv
+    if power_at(cv, delta, MIN_N_POWER, alpha) >= power:
+        return MIN_N_POWER
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raw = float(solver.solve_power(effect_size=d, alpha=alpha, power=power, ratio=1.0,
+                                       alternative="two-sided"))
+    if math.isfinite(raw):
+        return max(MIN_N_POWER, _ceil(raw))
+    n = MIN_N_POWER  # fallback: monotone search, doubling then bisection
+    while power_at(cv, delta, n, alpha) < power:
+        n *= 2
+    lo, hi = n // 2, n
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if power_at(cv, delta, mid, alpha) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def mde_power(cv: float, n: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Power-based minimum detectable effect of two arms with n runs each (METHODS.md M3).
+
+    Solves ``TTestIndPower().solve_power(effect_size=None, nobs1=n, alpha=α,
+    power=power, ratio=1, alternative="two-sided")`` (statsmodels) for Cohen's
+    d and returns d · CV. CV 15%, n=5, power 0.8 → ≈ 30%.
+
+    Args:
+        cv: CV as a fraction (> 0). n: runs per arm (≥ 2).
+        alpha, power: in (0, 1).
+
+    Returns:
+        MDE as a fraction of the mean.
+
+    Raises:
+        InputError: invalid cv, n < 2, alpha or power.
+    """
+    _check_cv(cv)
+    _check_n(n, MIN_N_POWER, " for a power calculation")
+    _check_alpha(alpha)
+    _check_power(power)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = float(_solver().solve_power(effect_size=None, nobs1=n, alpha=alpha, power=power,
+                                        ratio=1.0, alternative="two-sided"))
+    if not math.isfinite(d):  # pragma: no cover - solver failure, not seen for n ≥ 2
+        raise InputError(f"statsmodels could not solve the MDE for n={n}, alpha={alpha}, power={power}")
+    return d * cv
+
+
+def achieved_power_of_quick_formula(cv: float, delta: float, alpha: float = 0.05) -> float:
+    """Power actually reached by the quick ``n = 8·(CV/Δ)²`` runs per arm.
+
+    About 50% (CV 15%, Δ 5%: n=72 → 0.51): the quick formula finds a true
+    effect of size Δ only about half the time. Computed with
+    ``TTestIndPower.power`` at ``max(2, n_quick(cv, delta))``.
+
+    Raises:
+        InputError: invalid cv, delta or alpha.
+    """
+    return power_at(cv, delta, max(MIN_N_POWER, n_quick(cv, delta)), alpha)
+
+
+def human_duration(seconds: float) -> str:
+    """Format seconds as a short human duration ("45 s", "12 min", "4.8 h", "3.1 days")."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 72 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+# ---------------------------------------------------------------- the plan
+
+
+class Plan(BaseModel):
+    """Result of :func:`plan`: what n runs per arm can resolve, and what Δ needs.
+
+    All effects/CVs are fractions of the mean; times in seconds.
+
+    Attributes:
+        cv, effect, n, alpha, power: the inputs.
+        run_seconds, cooldown_seconds: time per run and rest between runs (``None``
+            when no run time was given: then no budget is computed).
+        cv_source: where the CV came from ("--cv" or the stored runs and metric).
+        mde_quick_n: quick MDE for the given n; mde_quick_1: for single runs (M10).
+        mde_power_n: power-based MDE for n (``None`` when n < 2).
+        n_quick_raw, n_quick: 8·(CV/Δ)² unrounded and ceiled.
+        power_of_quick: power the quick n actually achieves (≈ 0.5).
+        n_power: exact power-based runs per arm.
+        power_at_n: power of n runs per arm against Δ (``None`` when n < 2).
+        budget_seconds_n / _quick / _power: 2 × n × (run + cool-down) for each n.
+        verdict: status and plain sentence with the arithmetic (check "M3").
+        warnings: caveats (independence, CV uncertainty).
+    """
+
+    cv: float
+    effect: float
+    n: int
+    alpha: float
+    power: float
+    run_seconds: float | None
+    cooldown_seconds: float
+    cv_source: str
+    mde_quick_n: float
+    mde_quick_1: float
+    mde_power_n: float | None
+    n_quick_raw: float
+    n_quick: int
+    power_of_quick: float
+    n_power: int
+    power_at_n: float | None
+    budget_seconds_n: float | None
+    budget_seconds_quick: float | None
+    budget_seconds_power: float | None
+    verdict: Verdict
+    warnings: list[str] = Field(default_factory=list)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%" if abs(100 * x - round(100 * x)) < 1e-9 or x >= 0.1 else f"{100 * x:.1f}%"
+
+
+def plan(
+    cv: float,
+    effect: float,
+    n: int = 5,
+    run_seconds: float | None = None,
+    cooldown: float = 0.0,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    cv_source: str = "--cv",
+    cv_n: int | None = None,
+) -> Plan:
+    """Plan an A/B comparison before running it (METHODS.md M3, M10).
+
+    Computes the quick MDE for n runs per arm, the quick n for Δ (≈50% power),
+    the exact power-based n (statsmodels ``TTestIndPower.solve_power``), the
+    wall-clock budget ``2 arms × n × (run_seconds + cooldown)``, and a verdict:
+
+    - FAIL "don't run" when Δ < quick MDE(n);
+    - WARN when Δ ≥ quick MDE(n) but n < power-based n (under-powered);
+    - PASS when n ≥ power-based n.
+
+    Args:
+        cv: CV of the metric as a fraction (> 0). effect: expected relative
+            difference Δ (> 0). n: planned runs per arm (≥ 1).
+        run_seconds: seconds per run (≥ 0) or ``None`` for no budget.
+        cooldown: seconds of rest after each run (≥ 0).
+        alpha: two-sided significance level; power: target power.
+        cv_source: text naming where the CV came from (shown in the output).
+        cv_n: number of runs the CV was estimated from, if known; fewer than 5
+            adds a warning that the CV itself is uncertain (METHODS.md M1).
+
+    Raises:
+        InputError: any argument out of range (message names the CLI option).
+    """
+    _check_cv(cv)
+    _check_effect(effect)
+    _check_n(n)
+    _check_alpha(alpha)
+    _check_power(power)
+    if run_seconds is not None and not (math.isfinite(run_seconds) and run_seconds > 0):
+        raise InputError(f"--run-seconds must be > 0, got {_num(run_seconds)}")
+    if not (math.isfinite(cooldown) and cooldown >= 0):
+        raise InputError(f"--cooldown must be >= 0, got {_num(cooldown)}")
+
+    m_n = mde_quick(cv, n)
+    m_1 = mde_quick(cv, 1)
+    m_pw = mde_power(cv, n, alpha, power) if n >= MIN_N_POWER else None
+    nq_raw = n_quick_raw(cv, effect)
+    nq = n_quick(cv, effect)
+    pq = achieved_power_of_quick_formula(cv, effect, alpha)
+    npw = n_power(cv, effect, alpha, power)
+    p_n = power_at(cv, effect, n, alpha) if n >= MIN_N_POWER else None
+    d = effect / cv
+
+    per_run = None if run_seconds is None else run_seconds + cooldown
+    b_n = None if per_run is None else 2 * n * per_run
+    b_q = None if per_run is None else 2 * nq * per_run
+    b_p = None if per_run is None else 2 * npw * per_run
+
+    arithmetic = [
+        f"MDE (quick, n={n}) = 2 × {cv:g} × √(2/{n}) = {m_n:.3f} ({100 * m_n:.1f}%)",
+        f"MDE (quick, n=1, single runs) = 2 × {cv:g} × √2 = {m_1:.3f} ({100 * m_1:.1f}%)",
+        f"n (quick) = 8 × ({cv:g} / {effect:g})² = {nq_raw:.2f} → {nq} runs per arm "
+        f"(power only {100 * pq:.0f}%)",
+        f"n (power {power:g}) = solve_power(d = {effect:g}/{cv:g} = {d:.3f}, alpha={alpha:g}, "
+        f"power={power:g}, two-sided) → {npw} runs per arm",
+    ]
+    if m_pw is not None:
+        arithmetic.append(
+            f"MDE (power {power:g}, n={n}) = d({n}) × CV = {m_pw / cv:.3f} × {cv:g} = "
+            f"{m_pw:.3f} ({100 * m_pw:.1f}%)"
+        )
+    if per_run is not None:
+        for label, k, b in (("n", n, b_n), ("quick", nq, b_q), (f"power {power:g}", npw, b_p)):
+            arithmetic.append(
+                f"budget ({label}) = 2 arms × {k} × ({run_seconds:g} s + {cooldown:g} s) = "
+                f"{b:,.0f} s ≈ {human_duration(b)}"
+            )
+
+    def about(b: float | None) -> str:
+        return "" if b is None else f"about {human_duration(b)}"
+
+    cv_txt, eff_txt = _pct(cv), _pct(effect)
+    need = f"you need {nq} runs per arm (quick, ~50% power) / {npw} (power {power:g})"
+    if b_q is not None and b_p is not None:
+        need += f", about {human_duration(b_q)} / {human_duration(b_p)}"
+    if effect < m_n:
+        status = Status.FAIL
+        summary = (
+            f"don't run: a {eff_txt} effect is below what {n} run{'s' if n != 1 else ''} per arm "
+            f"can resolve at CV {cv_txt} (MDE {100 * m_n:.0f}%); {need}"
+        )
+    elif npw > n:
+        status = Status.WARN
+        pw_txt = f"{100 * p_n:.0f}%" if p_n is not None else "undefined (n=1)"
+        summary = (
+            f"under-powered: {n} runs per arm reach the quick MDE ({100 * m_n:.0f}%) for a "
+            f"{eff_txt} effect at CV {cv_txt}, but would detect it with power {pw_txt} only; "
+            f"{need}"
+        )
+    else:
+        status = Status.PASS
+        summary = (
+            f"go: {n} runs per arm detect a {eff_txt} effect at CV {cv_txt} with power "
+            f"{100 * (p_n or 0):.0f}% ≥ {power:g} (power-based n = {npw})"
+            + (f", {about(b_n)}" if b_n is not None else "")
+        )
+
+    warns = [
+        f"the quick formulas have only about 50% power (here {100 * pq:.0f}% at n={nq}); "
+        f"use the power-based n to find a real {eff_txt} effect with probability {power:g}",
+        "all formulas assume independent runs; clock drift makes neighbouring runs dependent, "
+        "so the real floor is worse — interleave arms (METHODS.md M3, M4)",
+    ]
+    if cv_n is not None and cv_n < 5:
+        warns.append(f"CV estimated from only {cv_n} runs (fewer than 5): CV itself is uncertain, "
+                     "and so is every figure above (METHODS.md M1)")
+    if n == 1:
+        warns.append(
+            f"single runs per arm: differences below {100 * m_1:.0f}% are anecdotes (METHODS.md M10)"
+        )
+
+    verdict = Verdict(
+        check="M3",
+        title="resolution of the ruler",
+        status=status,
+        summary=summary,
+        arithmetic=arithmetic,
+        inputs={
+            "cv": cv, "effect": effect, "n_per_arm": n, "alpha": alpha, "power": power,
+            "run_seconds": run_seconds, "cooldown_seconds": cooldown, "cv_source": cv_source,
+            "cv_n": cv_n,
+        },
+        sources=[SOURCE_QUICK, SOURCE_POWER, SOURCE_BUDGET],
+    )
+    return Plan(
+        cv=cv, effect=effect, n=n, alpha=alpha, power=power, run_seconds=run_seconds,
+        cooldown_seconds=cooldown, cv_source=cv_source, mde_quick_n=m_n, mde_quick_1=m_1,
+        mde_power_n=m_pw, n_quick_raw=nq_raw, n_quick=nq, power_of_quick=pq, n_power=npw,
+        power_at_n=p_n, budget_seconds_n=b_n, budget_seconds_quick=b_q, budget_seconds_power=b_p,
+        verdict=verdict, warnings=warns,
+    )

@@ -1,0 +1,119 @@
+"""`tokcaliper plan`: text, JSON, errors and the --from-runs path (METHODS.md M3)."""
+
+import json
+import sys
+import types
+
+import pytest
+
+from tokcaliper.cli import main
+
+ARGS = ["plan", "--cv", "0.15", "--effect", "0.05", "--n", "5", "--run-seconds", "60"]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())  # undo rich's line wrapping
+
+
+def test_text_output(capsys):
+    assert main(ARGS) == 0
+    out = _flat(capsys.readouterr().out)
+    assert "2·CV·√(2/n)" in out and "8·(CV/Δ)²" in out
+    assert "19.0%" in out and "72" in out and "143" in out
+    assert "2.4 h" in out and "4.8 h" in out
+    assert "only about 50% power" in out
+    assert ("don't run: a 5% effect is below what 5 runs per arm can resolve at CV 15% "
+            "(MDE 19%); you need 72 runs per arm") in out
+    assert "2 × 0.15 × √(2/5) = 0.190 (19.0%)" in out  # arithmetic shown
+
+
+def test_json_has_the_same_figures_as_text(capsys):
+    assert main(ARGS) == 0
+    text = _flat(capsys.readouterr().out)
+    assert main(ARGS + ["--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["n_quick"] == 72 and data["n_power"] == 143
+    assert data["mde_quick_n"] == pytest.approx(0.18974, abs=1e-5)
+    assert data["budget_seconds_power"] == 2 * 143 * 60
+    assert data["verdict"]["status"] == "fail"
+    for figure in (f"{100 * data['mde_quick_n']:.1f}%", f"{100 * data['mde_power_n']:.1f}%",
+                   f"{100 * data['mde_quick_1']:.1f}%", f"{data['n_quick']}", f"{data['n_power']}",
+                   f"{data['budget_seconds_power']:,.0f} s", f"{100 * data['power_of_quick']:.0f}%"):
+        assert figure in text, figure
+    assert _flat(data["verdict"]["summary"]) in text
+    assert any("50% power" in w for w in data["warnings"])
+
+
+def test_negative_cv_is_one_line_error(capsys):
+    rc = main(["plan", "--cv", "-1", "--effect", "0.05"])
+    cap = capsys.readouterr()
+    assert rc != 0
+    assert cap.out == ""
+    assert cap.err == "tokcaliper: error: --cv must be > 0, got -1\n"
+
+
+@pytest.mark.parametrize(
+    "extra,msg",
+    [
+        (["--cv", "0.1", "--effect", "0"], "--effect must be > 0"),
+        (["--cv", "0.1", "--effect", "0.05", "--alpha", "1.5"], "--alpha must be between 0 and 1"),
+        (["--cv", "0.1", "--effect", "0.05", "--power", "1"], "--power must be between 0 and 1"),
+        (["--cv", "0.1", "--effect", "0.05", "--n", "0"], "--n must be an integer >= 1"),
+        (["--effect", "0.05"], "give exactly one of --cv or --from-runs"),
+        (["--cv", "0.1", "--effect", "0.05", "--from-runs", "1,2"], "give exactly one of --cv or --from-runs"),
+        (["--effect", "0.05", "--from-runs", "1,2"], "--from-runs needs --metric"),
+        (["--effect", "0.05", "--from-runs", "a,b", "--metric", "m"], "--from-runs must list integer run ids"),
+    ],
+)
+def test_other_errors(capsys, extra, msg):
+    rc = main(["plan", *extra])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith(f"tokcaliper: error: {msg}") and err.count("\n") == 1
+
+
+def _fake_store(monkeypatch, values):
+    calls = []
+    mod = types.ModuleType("tokcaliper.store")
+
+    def load_metric_values(db_path, run_ids, metric):
+        calls.append((db_path, list(run_ids), metric))
+        return values
+
+    mod.load_metric_values = load_metric_values
+    monkeypatch.setitem(sys.modules, "tokcaliper.store", mod)
+    return calls
+
+
+def test_from_runs_takes_cv_from_the_store(monkeypatch, capsys, tmp_path):
+    runs = [754.3, 770.0, 639.3, 567.7, 759.6]
+    calls = _fake_store(monkeypatch, runs)
+    db = tmp_path / "r.db"
+    rc = main(["plan", "--from-runs", "3,4,5,6,7", "--metric", "aggregate output throughput",
+               "--effect", "0.05", "--db", str(db), "--json"])
+    assert rc == 0
+    data = json.loads(capsys.readouterr().out)
+    assert calls == [(db, [3, 4, 5, 6, 7], "aggregate output throughput")]
+    from tokcaliper.stats.describe import describe
+
+    cv = describe(runs).cv
+    assert data["cv"] == pytest.approx(cv)
+    assert data["n_quick"] == int(-(-8 * (cv / 0.05) ** 2 // 1))
+    assert "runs 3,4,5,6,7" in data["cv_source"] and "n=5" in data["cv_source"]
+
+
+def test_from_runs_with_few_runs_warns_and_single_run_errors(monkeypatch, capsys):
+    _fake_store(monkeypatch, [100.0, 110.0, 95.0])
+    assert main(["plan", "--from-runs", "1,2,3", "--metric", "m", "--effect", "0.1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert any("only 3 runs" in w for w in data["warnings"])
+    _fake_store(monkeypatch, [100.0])
+    assert main(["plan", "--from-runs", "1", "--metric", "m", "--effect", "0.1"]) == 2
+    assert "n=1" in capsys.readouterr().err
+
+
+def test_from_runs_with_the_real_store_reports_a_missing_db(capsys, tmp_path):
+    rc = main(["plan", "--from-runs", "1,2", "--metric", "m", "--effect", "0.05",
+               "--db", str(tmp_path / "missing.db")])
+    err = capsys.readouterr().err
+    assert rc != 0 and err.startswith("tokcaliper: error: ") and err.count("\n") == 1

@@ -1,0 +1,135 @@
+import math
+
+import pytest
+from statsmodels.stats.power import TTestIndPower
+
+from tokcaliper.errors import InputError
+from tokcaliper.model.verdict import Status
+from tokcaliper.stats.resolution import (
+    achieved_power_of_quick_formula,
+    mde_power,
+    mde_quick,
+    n_power,
+    n_quick,
+    n_quick_raw,
+    plan,
+    power_at,
+)
+
+
+def test_mde_examples_all_seven(seed, tol):
+    cases = seed["mde_examples"]["cases"]
+    assert len(cases) == 7
+    for c in cases:
+        if "mde" in c:
+            got = mde_quick(c["cv"], c["n"])
+            assert abs(got - c["mde"]) <= tol(c["mde"]), c
+        else:
+            raw = n_quick_raw(c["cv"], c["delta"])
+            # the source rounds 8·(4/5)² = 5.12 to "≈ 5"; the planning n is the ceiling
+            assert round(raw) == c["n_needed"], c
+            assert n_quick(c["cv"], c["delta"]) == math.ceil(raw - 1e-9)
+
+
+def test_quick_n_exact_values_survive_float_error():
+    assert n_quick(0.15, 0.10) == 18  # 17.999999999999996 in floats
+    assert n_quick(0.15, 0.05) == 72
+    assert n_quick(0.04, 0.05) == 6
+
+
+@pytest.mark.parametrize("cv,delta", [(0.15, 0.05), (0.15, 0.10), (0.04, 0.05), (0.009, 0.02), (0.3, 0.1)])
+@pytest.mark.parametrize("alpha,power", [(0.05, 0.8), (0.01, 0.9)])
+def test_power_n_agrees_with_statsmodels_and_exceeds_quick(cv, delta, alpha, power):
+    expected = math.ceil(TTestIndPower().solve_power(effect_size=delta / cv, alpha=alpha, power=power,
+                                                     ratio=1.0, alternative="two-sided"))
+    n = n_power(cv, delta, alpha, power)
+    assert n == max(2, expected)
+    assert n > n_quick(cv, delta)
+    assert power_at(cv, delta, n, alpha) >= power
+    if n > 2:
+        assert power_at(cv, delta, n - 1, alpha) < power
+
+
+def test_power_n_reference_value():
+    # d = 1/3, alpha 0.05, power 0.8 → 142.2 per arm (standard two-sample table value)
+    assert n_power(0.15, 0.05) == 143
+
+
+def test_power_n_huge_effect_falls_back_to_two():
+    assert n_power(0.01, 0.5) == 2  # statsmodels' root finder returns NaN here
+    assert power_at(0.01, 0.5, 2) == pytest.approx(1.0)
+
+
+def test_quick_formula_has_about_half_power():
+    p = achieved_power_of_quick_formula(0.15, 0.05)
+    assert 0.45 < p < 0.56
+    assert p == pytest.approx(power_at(0.15, 0.05, 72))
+
+
+def test_mde_power_round_trips_and_exceeds_quick():
+    m = mde_power(0.15, 5)
+    assert m == pytest.approx(0.3037, abs=5e-4)
+    assert m > mde_quick(0.15, 5)
+    assert power_at(0.15, m, 5) == pytest.approx(0.8, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "call,option",
+    [
+        (lambda: mde_quick(-1, 5), "--cv"),
+        (lambda: mde_quick(0.1, 0), "--n"),
+        (lambda: n_quick(0.1, 0), "--effect"),
+        (lambda: n_power(0.1, 0.05, alpha=1.2), "--alpha"),
+        (lambda: n_power(0.1, 0.05, power=0), "--power"),
+        (lambda: mde_power(0.1, 1), "--n"),
+        (lambda: plan(0.1, 0.05, run_seconds=-3), "--run-seconds"),
+        (lambda: plan(0.1, 0.05, cooldown=-1), "--cooldown"),
+    ],
+)
+def test_validation_names_the_option(call, option):
+    with pytest.raises(InputError, match=f"^{option} "):
+        call()
+
+
+def test_cv_error_message_text():
+    with pytest.raises(InputError) as e:
+        mde_quick(-1, 5)
+    assert str(e.value) == "--cv must be > 0, got -1"
+
+
+def test_plan_dont_run_case():
+    p = plan(0.15, 0.05, n=5, run_seconds=60)
+    assert p.verdict.status is Status.FAIL
+    assert p.mde_quick_n == pytest.approx(0.1897, abs=1e-4)
+    assert (p.n_quick, p.n_power) == (72, 143)
+    assert p.budget_seconds_n == 2 * 5 * 60
+    assert p.budget_seconds_quick == 2 * 72 * 60
+    assert p.budget_seconds_power == 2 * 143 * 60
+    s = p.verdict.summary
+    assert s.startswith("don't run: a 5% effect is below what 5 runs per arm can resolve at CV 15% (MDE 19%)")
+    assert "72 runs per arm" in s and "143" in s and "4.8 h" in s
+    assert any("2 × 0.15 × √(2/5) = 0.190" in line for line in p.verdict.arithmetic)
+    assert any("50% power" in w for w in p.warnings)
+
+
+def test_plan_underpowered_and_go():
+    under = plan(0.15, 0.25, n=5)
+    assert under.mde_quick_n < 0.25 and under.n_power > 5
+    assert under.verdict.status is Status.WARN
+    assert under.budget_seconds_n is None
+    go = plan(0.04, 0.05, n=20, run_seconds=30, cooldown=10)
+    assert go.verdict.status is Status.PASS
+    assert go.n_power <= 20 and go.power_at_n >= 0.8
+    assert go.budget_seconds_n == 2 * 20 * 40
+
+
+def test_plan_single_run_mentions_m10():
+    p = plan(0.15, 0.05, n=1)
+    assert p.mde_power_n is None and p.power_at_n is None
+    assert p.mde_quick_1 == pytest.approx(0.4243, abs=1e-4)
+    assert any("M10" in w for w in p.warnings)
+
+
+def test_plan_warns_when_cv_from_few_runs():
+    assert any("only 3 runs" in w for w in plan(0.1, 0.05, cv_n=3).warnings)
+    assert not any("only" in w and "runs (fewer" in w for w in plan(0.1, 0.05, cv_n=8).warnings)
