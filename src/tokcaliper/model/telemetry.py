@@ -1,0 +1,281 @@
+"""Telemetry types: host description, one sample, and the per-run summary (METHODS.md M5).
+
+Pure data, no I/O. The back-ends in :mod:`tokcaliper.telemetry` fill these;
+:mod:`tokcaliper.stats` (clumps, M2) reads ``clock_start_mhz`` and
+``temperature_start_c`` from :class:`DeviceSummary` as covariates.
+
+Units are in the field names: MHz, W, °C (``_c``), J, s, bytes, MiB, percent.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, computed_field
+
+# Bit → name table for NVML clock-event (formerly "clocks throttle") reasons.
+# Source: nvml.h ``nvmlClocksEventReason*`` / ``nvmlClocksThrottleReason*``
+# (identical bit values; pynvml exposes both spellings). Bits 0x200
+# (board_limit) and 0x400 (reliability) exist in some NVML versions only.
+CLOCK_EVENT_REASON_BITS: dict[int, str] = {
+    0x1: "gpu_idle",
+    0x2: "applications_clocks_setting",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+    0x200: "board_limit",
+    0x400: "reliability",
+}
+
+
+def decode_clock_event_reasons(mask: int | None) -> list[str]:
+    """Decode an NVML clock-event/throttle-reason bitmask to names, lowest bit first.
+
+    Args:
+        mask: value returned by ``nvmlDeviceGetCurrentClocksEventReasons`` (or the
+            older ``nvmlDeviceGetCurrentClocksThrottleReasons``); ``None`` = not read.
+
+    Returns:
+        Names from :data:`CLOCK_EVENT_REASON_BITS`; an unknown bit becomes
+        ``"unknown_0x…"``. ``0`` and ``None`` give ``[]``.
+
+    Raises:
+        Nothing.
+    """
+    if not mask:
+        return []
+    names = []
+    bit = 1
+    while bit <= mask:
+        if mask & bit:
+            names.append(CLOCK_EVENT_REASON_BITS.get(bit, f"unknown_{bit:#x}"))
+        bit <<= 1
+    return names
+
+
+class GpuInfo(BaseModel):
+    """One NVIDIA GPU as NVML describes it at host-info time.
+
+    Attributes:
+        index: NVML device index.
+        name: marketing name (``nvmlDeviceGetName``).
+        uuid: ``GPU-…`` identifier (``nvmlDeviceGetUUID``).
+        memory_total_mib: framebuffer size in MiB (``nvmlDeviceGetMemoryInfo().total``).
+        power_limit_w: enforced power limit in W (``nvmlDeviceGetEnforcedPowerLimit``).
+        power_limit_default_w: default limit in W (``nvmlDeviceGetPowerManagementDefaultLimit``).
+        missing: field name → reason for every field left ``None``.
+    """
+
+    index: int
+    name: str | None = None
+    uuid: str | None = None
+    memory_total_mib: float | None = None
+    power_limit_w: float | None = None
+    power_limit_default_w: float | None = None
+    missing: dict[str, str] = Field(default_factory=dict)
+
+
+class HostInfo(BaseModel):
+    """Where a run happened. Every field that could not be read is ``None`` and
+    its reason is in ``missing`` (collection never raises for a missing source).
+
+    Attributes:
+        timestamp_utc: ISO 8601 UTC time of collection, e.g. ``2025-01-31T12:00:00.000Z``.
+        hostname: ``socket.gethostname()``.
+        os: ``platform.system()``, e.g. ``Linux``.
+        os_release: distribution name from ``/etc/os-release`` (``PRETTY_NAME``).
+        kernel: ``platform.release()``.
+        python_version: ``platform.python_version()``.
+        tokcaliper_version: ``tokcaliper.__version__``.
+        cpu_model: ``model name`` from ``/proc/cpuinfo`` (fallback ``platform.processor()``).
+        cpu_logical_cores / cpu_physical_cores: ``psutil.cpu_count()``.
+        memory_total_bytes: ``psutil.virtual_memory().total``.
+        cpu_governor: ``/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor`` (distinct
+            values joined by ``,``).
+        gpu_driver_version: ``nvmlSystemGetDriverVersion``.
+        cuda_driver_version: ``nvmlSystemGetCudaDriverVersion`` as ``"12.4"``.
+        gpus: one :class:`GpuInfo` per NVML device (empty when none).
+        gpu_unavailable_reason: ``"no NVIDIA GPU: <reason>"`` when ``gpus`` is empty.
+        missing: field name → reason.
+    """
+
+    timestamp_utc: str
+    hostname: str | None = None
+    os: str | None = None
+    os_release: str | None = None
+    kernel: str | None = None
+    python_version: str | None = None
+    tokcaliper_version: str | None = None
+    cpu_model: str | None = None
+    cpu_logical_cores: int | None = None
+    cpu_physical_cores: int | None = None
+    memory_total_bytes: int | None = None
+    cpu_governor: str | None = None
+    gpu_driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    gpus: list[GpuInfo] = Field(default_factory=list)
+    gpu_unavailable_reason: str | None = None
+    missing: dict[str, str] = Field(default_factory=dict)
+
+
+class DeviceInfo(BaseModel):
+    """A device a telemetry back-end samples.
+
+    Attributes:
+        device: id used in samples, e.g. ``"gpu0"`` or ``"cpu"``.
+        kind: ``"nvidia_gpu"`` or ``"cpu"``.
+        name: model name where known.
+        uuid: NVML UUID for GPUs.
+        unavailable: metric → reason it is not sampled on this device (probed once at open).
+    """
+
+    device: str
+    kind: str
+    name: str | None = None
+    uuid: str | None = None
+    unavailable: dict[str, str] = Field(default_factory=dict)
+
+
+class TelemetrySample(BaseModel):
+    """One reading of one device. ``None`` = not available on this device.
+
+    Attributes:
+        device: device id (see :class:`DeviceInfo`).
+        t_mono_s: ``time.monotonic()`` at the tick, s (use for durations).
+        t_wall_s: ``time.time()`` at the tick, s since the Unix epoch (use to align with logs).
+        clock_mhz: GPU SM clock (``nvmlDeviceGetClockInfo(h, NVML_CLOCK_SM)``), or for the
+            CPU the mean of ``psutil.cpu_freq(percpu=True)[i].current``, MHz.
+        mem_clock_mhz: GPU memory clock (``NVML_CLOCK_MEM``), MHz.
+        power_w: GPU board power (``nvmlDeviceGetPowerUsage``), W. ``None`` for the CPU
+            (its power comes from energy deltas).
+        power_limit_w: enforced power limit (``nvmlDeviceGetEnforcedPowerLimit``), W.
+        temperature_c: GPU core (``nvmlDeviceGetTemperature(h, NVML_TEMPERATURE_GPU)``) or
+            hottest CPU sensor (``psutil.sensors_temperatures``), °C.
+        utilization_pct: GPU utilisation (``nvmlDeviceGetUtilizationRates().gpu``) or
+            system-wide ``psutil.cpu_percent()``, percent.
+        throttle_mask: raw clock-event/throttle-reason bitmask (GPU only).
+        energy_j: cumulative energy counter, J, arbitrary origin: GPU
+            ``nvmlDeviceGetTotalEnergyConsumption`` (mJ since driver load) / 1000; CPU: RAPL
+            package energy summed over packages, wraparound-corrected, since back-end open.
+    """
+
+    device: str
+    t_mono_s: float
+    t_wall_s: float
+    clock_mhz: float | None = None
+    mem_clock_mhz: float | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    temperature_c: float | None = None
+    utilization_pct: float | None = None
+    throttle_mask: int | None = None
+    energy_j: float | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def throttle_reasons(self) -> list[str]:
+        """Names of the bits set in ``throttle_mask`` (see :func:`decode_clock_event_reasons`)."""
+        return decode_clock_event_reasons(self.throttle_mask)
+
+
+class DeviceSummary(BaseModel):
+    """Per-run summary of one device (M5). ``clock`` is the SM clock for a GPU and the
+    mean core frequency for the CPU.
+
+    Attributes:
+        device, kind, name, uuid: see :class:`DeviceInfo`.
+        sample_count: samples of this device in the run.
+        duration_s: first to last sample, s (monotonic clock).
+        clock_start_mhz / clock_end_mhz: first / last sample's clock, MHz.
+        clock_mean_mhz / clock_min_mhz / clock_max_mhz: over all samples, MHz.
+        mem_clock_mean_mhz: GPU memory clock mean, MHz.
+        power_mean_w / power_max_w: over samples of ``power_w``, W; for the CPU the
+            mean is energy / duration when RAPL was readable (max stays ``None``).
+        power_limit_start_w / power_limit_end_w: enforced limit, W (a change means the
+            run's setting did not hold).
+        energy_j: energy over the run, J (see ``energy_source``).
+        energy_source: ``"counter"`` (last − first energy counter) or
+            ``"power_integral"`` (trapezoidal integral of ``power_w`` over ``t_mono_s``).
+        energy_power_integral_j: the trapezoidal integral even when the counter was used
+            (a cross-check), J.
+        temperature_start_c / temperature_end_c / temperature_peak_c: °C.
+        utilization_mean_pct: percent.
+        throttle_share: reason → fraction of the samples (with a readable mask) that
+            had it set; samples are evenly spaced, so this estimates the time share.
+        throttle_samples: samples with a readable mask (denominator of the shares).
+        unavailable: metric → reason it was not measured.
+    """
+
+    device: str
+    kind: str
+    name: str | None = None
+    uuid: str | None = None
+    sample_count: int = 0
+    duration_s: float | None = None
+    clock_start_mhz: float | None = None
+    clock_end_mhz: float | None = None
+    clock_mean_mhz: float | None = None
+    clock_min_mhz: float | None = None
+    clock_max_mhz: float | None = None
+    mem_clock_mean_mhz: float | None = None
+    power_mean_w: float | None = None
+    power_max_w: float | None = None
+    power_limit_start_w: float | None = None
+    power_limit_end_w: float | None = None
+    energy_j: float | None = None
+    energy_source: str | None = None
+    energy_power_integral_j: float | None = None
+    temperature_start_c: float | None = None
+    temperature_end_c: float | None = None
+    temperature_peak_c: float | None = None
+    utilization_mean_pct: float | None = None
+    throttle_share: dict[str, float] = Field(default_factory=dict)
+    throttle_samples: int = 0
+    unavailable: dict[str, str] = Field(default_factory=dict)
+
+
+class TelemetrySummary(BaseModel):
+    """Telemetry of one run (M5), plus the idle power measured before it.
+
+    Attributes:
+        interval_s: requested sampling interval, s.
+        started_at_utc / ended_at_utc: ISO 8601 UTC of the first / last sample.
+        duration_s: monotonic time from first to last sample, s.
+        devices: one :class:`DeviceSummary` per sampled device.
+        gpu_unavailable_reason: ``"no NVIDIA GPU: <reason>"`` when no GPU was sampled.
+        backend_errors: back-end name → reason it was not used or failed.
+        idle_power_w: device → mean idle power, W, from
+            :meth:`tokcaliper.telemetry.TelemetrySampler.measure_idle` (empty if not run).
+        idle_duration_s: length of that idle measurement, s.
+        ticks: sampling ticks taken (each tick samples every device).
+        missed_ticks: ticks skipped because sampling overran the interval.
+        sample_cost_ms_mean / sample_cost_ms_max: time one tick spent reading all
+            devices, ms (sampler overhead).
+    """
+
+    interval_s: float
+    started_at_utc: str | None = None
+    ended_at_utc: str | None = None
+    duration_s: float | None = None
+    devices: list[DeviceSummary] = Field(default_factory=list)
+    gpu_unavailable_reason: str | None = None
+    backend_errors: dict[str, str] = Field(default_factory=dict)
+    idle_power_w: dict[str, float] = Field(default_factory=dict)
+    idle_duration_s: float | None = None
+    ticks: int = 0
+    missed_ticks: int = 0
+    sample_cost_ms_mean: float | None = None
+    sample_cost_ms_max: float | None = None
+
+    def device(self, device: str) -> DeviceSummary:
+        """Return the summary of ``device`` (e.g. ``"gpu0"``).
+
+        Raises:
+            KeyError: no such device was sampled.
+        """
+        for d in self.devices:
+            if d.device == device:
+                return d
+        raise KeyError(device)

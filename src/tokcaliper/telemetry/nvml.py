@@ -1,0 +1,379 @@
+"""NVIDIA GPUs through NVML (the ``pynvml`` module of the ``nvidia-ml-py`` package).
+
+Every entry point takes the NVML module as an argument (default: ``import pynvml``)
+so tests pass a fake object implementing the few functions used:
+
+``nvmlInit``, ``nvmlShutdown``, ``nvmlDeviceGetCount``, ``nvmlDeviceGetHandleByIndex``,
+``nvmlDeviceGetName``, ``nvmlDeviceGetUUID``, ``nvmlDeviceGetMemoryInfo``,
+``nvmlSystemGetDriverVersion``, ``nvmlSystemGetCudaDriverVersion``,
+``nvmlDeviceGetEnforcedPowerLimit``, ``nvmlDeviceGetPowerManagementDefaultLimit``,
+``nvmlDeviceGetClockInfo``, ``nvmlDeviceGetPowerUsage``, ``nvmlDeviceGetTemperature``,
+``nvmlDeviceGetUtilizationRates``, ``nvmlDeviceGetCurrentClocksEventReasons`` (fallback
+``nvmlDeviceGetCurrentClocksThrottleReasons``), ``nvmlDeviceGetTotalEnergyConsumption``.
+Constants ``NVML_CLOCK_SM`` (1), ``NVML_CLOCK_MEM`` (2), ``NVML_TEMPERATURE_GPU`` (0)
+are read from the module when present, else the nvml.h values are used.
+
+NVML units: clocks MHz, power and limits mW, energy mJ (since driver load), temperature
+°C, utilisation percent; this module converts to W and J.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tokcaliper.model.telemetry import DeviceInfo, GpuInfo, TelemetrySample
+from tokcaliper.telemetry.sampler import BackendUnavailable
+
+__all__ = ["GpuQuery", "NvmlBackend", "load_nvml", "query_gpus"]
+
+NVML_CLOCK_SM = 1
+NVML_CLOCK_MEM = 2
+NVML_TEMPERATURE_GPU = 0
+
+
+def _err(exc: BaseException) -> str:
+    msg = str(exc)
+    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+
+
+def _s(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def load_nvml(nvml: Any = None) -> tuple[Any, str | None]:
+    """Return ``(module, None)`` or ``(None, reason)``.
+
+    Args:
+        nvml: an NVML module object to use as is; ``None`` imports ``pynvml``.
+
+    Raises:
+        Nothing; an ImportError becomes the reason ``"pynvml not installed: …"``.
+    """
+    if nvml is not None:
+        return nvml, None
+    try:
+        import pynvml
+    except ImportError as exc:  # pragma: no cover - it is a declared dependency
+        return None, f"pynvml not installed: {_err(exc)}"
+    return pynvml, None
+
+
+def _init(nvml: Any) -> str | None:
+    """``nvmlInit``; returns ``None`` or a ``"no NVIDIA GPU: …"`` reason."""
+    try:
+        nvml.nvmlInit()
+    except Exception as exc:  # NVMLError_LibraryNotFound, _DriverNotLoaded, ...
+        return f"no NVIDIA GPU: nvmlInit failed: {_err(exc)}"
+    return None
+
+
+def _shutdown(nvml: Any) -> None:
+    try:
+        nvml.nvmlShutdown()
+    except Exception:
+        pass
+
+
+@dataclass
+class GpuQuery:
+    """Result of :func:`query_gpus`.
+
+    Attributes:
+        gpus: one :class:`GpuInfo` per device.
+        driver_version: ``nvmlSystemGetDriverVersion``.
+        cuda_driver_version: ``nvmlSystemGetCudaDriverVersion`` as ``"major.minor"``.
+        reason: ``"no NVIDIA GPU: …"`` when ``gpus`` is empty.
+        missing: field → reason for the system-level fields left ``None``.
+    """
+
+    gpus: list[GpuInfo] = field(default_factory=list)
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    reason: str | None = None
+    missing: dict[str, str] = field(default_factory=dict)
+
+
+def query_gpus(nvml: Any = None) -> GpuQuery:
+    """Describe every NVIDIA GPU once (for :class:`~tokcaliper.model.telemetry.HostInfo`).
+
+    Sources: ``nvmlSystemGetDriverVersion``, ``nvmlSystemGetCudaDriverVersion``,
+    ``nvmlDeviceGetCount``, ``nvmlDeviceGetHandleByIndex``, ``nvmlDeviceGetName``,
+    ``nvmlDeviceGetUUID``, ``nvmlDeviceGetMemoryInfo`` (bytes → MiB),
+    ``nvmlDeviceGetEnforcedPowerLimit`` and ``nvmlDeviceGetPowerManagementDefaultLimit``
+    (mW → W).
+
+    Args:
+        nvml: NVML module object (default ``pynvml``).
+
+    Raises:
+        Nothing: a missing library/driver/device gives ``reason``; a failed per-GPU
+        field is ``None`` with its reason in ``GpuInfo.missing``.
+    """
+    mod, reason = load_nvml(nvml)
+    if mod is None:
+        return GpuQuery(reason=f"no NVIDIA GPU: {reason}")
+    reason = _init(mod)
+    if reason is not None:
+        return GpuQuery(reason=reason)
+    q = GpuQuery()
+    try:
+        try:
+            q.driver_version = _s(mod.nvmlSystemGetDriverVersion())
+        except Exception as exc:
+            q.missing["gpu_driver_version"] = _err(exc)
+        try:
+            v = int(mod.nvmlSystemGetCudaDriverVersion())
+            q.cuda_driver_version = f"{v // 1000}.{(v % 1000) // 10}"
+        except Exception as exc:
+            q.missing["cuda_driver_version"] = _err(exc)
+        try:
+            count = int(mod.nvmlDeviceGetCount())
+        except Exception as exc:
+            q.reason = f"no NVIDIA GPU: nvmlDeviceGetCount failed: {_err(exc)}"
+            return q
+        if count == 0:
+            q.reason = "no NVIDIA GPU: NVML reports 0 devices"
+            return q
+        for i in range(count):
+            g = GpuInfo(index=i)
+            try:
+                h = mod.nvmlDeviceGetHandleByIndex(i)
+            except Exception as exc:
+                g.missing["handle"] = _err(exc)
+                q.gpus.append(g)
+                continue
+            readers: list[tuple[str, Callable[[], Any]]] = [
+                ("name", lambda: _s(mod.nvmlDeviceGetName(h))),
+                ("uuid", lambda: _s(mod.nvmlDeviceGetUUID(h))),
+                ("memory_total_mib", lambda: mod.nvmlDeviceGetMemoryInfo(h).total / 2**20),
+                ("power_limit_w", lambda: mod.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0),
+                (
+                    "power_limit_default_w",
+                    lambda: mod.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1000.0,
+                ),
+            ]
+            for name, fn in readers:
+                try:
+                    setattr(g, name, fn())
+                except Exception as exc:
+                    g.missing[name] = _err(exc)
+            q.gpus.append(g)
+        return q
+    finally:
+        _shutdown(mod)
+
+
+# Sample fields an NVML device fills, in TelemetrySample order.
+_FIELDS = (
+    "clock_mhz",
+    "mem_clock_mhz",
+    "power_w",
+    "power_limit_w",
+    "temperature_c",
+    "utilization_pct",
+    "throttle_mask",
+    "energy_j",
+)
+
+
+class _Gpu:
+    __slots__ = ("info", "handle", "readers", "buf")
+
+    def __init__(self, info: DeviceInfo, handle: Any) -> None:
+        self.info = info
+        self.handle = handle
+        self.readers: list[tuple[int, Callable[[Any], Any]]] = []  # (slot, fn(handle))
+        self.buf: list[Any] = [None] * len(_FIELDS)  # reused every tick
+
+
+class NvmlBackend:
+    """Telemetry back-end for NVIDIA GPUs via NVML.
+
+    Per device and tick it reads (NVML function → sample field, unit):
+    ``nvmlDeviceGetClockInfo(h, NVML_CLOCK_SM)`` → ``clock_mhz`` (MHz);
+    ``nvmlDeviceGetClockInfo(h, NVML_CLOCK_MEM)`` → ``mem_clock_mhz`` (MHz);
+    ``nvmlDeviceGetPowerUsage`` → ``power_w`` (mW → W; on recent GPUs the driver
+    averages this over ~1 s); ``nvmlDeviceGetEnforcedPowerLimit`` → ``power_limit_w``
+    (mW → W); ``nvmlDeviceGetTemperature(h, NVML_TEMPERATURE_GPU)`` →
+    ``temperature_c`` (°C); ``nvmlDeviceGetUtilizationRates().gpu`` →
+    ``utilization_pct``; ``nvmlDeviceGetCurrentClocksEventReasons`` (or, on drivers
+    without it, ``nvmlDeviceGetCurrentClocksThrottleReasons``) → ``throttle_mask``;
+    ``nvmlDeviceGetTotalEnergyConsumption`` (Volta and later) → ``energy_j`` (mJ → J).
+
+    Each reading is probed once in :meth:`open`; an unsupported one is never called
+    again and its reason lands in ``DeviceInfo.unavailable``. A reading that fails
+    later gives ``None`` for that sample and its first error is recorded.
+
+    Args:
+        nvml: NVML module object (default ``pynvml``), injectable for tests.
+        indices: GPU indices to sample (default: all).
+    """
+
+    name = "nvml"
+
+    def __init__(self, nvml: Any = None, indices: Sequence[int] | None = None) -> None:
+        self._nvml_arg = nvml
+        self._indices = list(indices) if indices is not None else None
+        self._mod: Any = None
+        self._gpus: list[_Gpu] = []
+
+    def open(self) -> list[DeviceInfo]:
+        """Initialise NVML and probe each GPU's readings.
+
+        Returns:
+            One :class:`DeviceInfo` per GPU (ids ``"gpu<index>"``, kind ``"nvidia_gpu"``).
+
+        Raises:
+            BackendUnavailable: pynvml missing, ``nvmlInit`` failed (e.g.
+                ``NVMLError_LibraryNotFound`` on a machine without the driver), or no
+                device; the message starts with ``"no NVIDIA GPU: "``.
+        """
+        mod, reason = load_nvml(self._nvml_arg)
+        if mod is None:
+            raise BackendUnavailable(f"no NVIDIA GPU: {reason}")
+        reason = _init(mod)
+        if reason is not None:
+            raise BackendUnavailable(reason)
+        try:
+            count = int(mod.nvmlDeviceGetCount())
+        except Exception as exc:
+            _shutdown(mod)
+            raise BackendUnavailable(f"no NVIDIA GPU: nvmlDeviceGetCount failed: {_err(exc)}") from None
+        indices = self._indices if self._indices is not None else list(range(count))
+        if not indices:
+            _shutdown(mod)
+            raise BackendUnavailable("no NVIDIA GPU: NVML reports 0 devices")
+        self._mod = mod
+        self._gpus = []
+        for i in indices:
+            info = DeviceInfo(device=f"gpu{i}", kind="nvidia_gpu")
+            try:
+                h = mod.nvmlDeviceGetHandleByIndex(i)
+            except Exception as exc:
+                info.unavailable["device"] = f"nvmlDeviceGetHandleByIndex({i}) failed: {_err(exc)}"
+                self._gpus.append(_Gpu(info, None))
+                continue
+            for attr, fn in (("name", mod.nvmlDeviceGetName), ("uuid", mod.nvmlDeviceGetUUID)):
+                try:
+                    setattr(info, attr, _s(fn(h)))
+                except Exception:
+                    pass
+            gpu = _Gpu(info, h)
+            self._probe(gpu)
+            self._gpus.append(gpu)
+        return [g.info for g in self._gpus]
+
+    def _probe(self, gpu: _Gpu) -> None:
+        mod = self._mod
+        sm = getattr(mod, "NVML_CLOCK_SM", NVML_CLOCK_SM)
+        mem = getattr(mod, "NVML_CLOCK_MEM", NVML_CLOCK_MEM)
+        tgpu = getattr(mod, "NVML_TEMPERATURE_GPU", NVML_TEMPERATURE_GPU)
+
+        def fn_or_none(name: str) -> Callable[..., Any] | None:
+            return getattr(mod, name, None)
+
+        clock, power, limit = (
+            fn_or_none("nvmlDeviceGetClockInfo"),
+            fn_or_none("nvmlDeviceGetPowerUsage"),
+            fn_or_none("nvmlDeviceGetEnforcedPowerLimit"),
+        )
+        temp, util, energy = (
+            fn_or_none("nvmlDeviceGetTemperature"),
+            fn_or_none("nvmlDeviceGetUtilizationRates"),
+            fn_or_none("nvmlDeviceGetTotalEnergyConsumption"),
+        )
+        candidates: list[tuple[str, list[tuple[str, Callable[[Any], Any] | None]]]] = [
+            ("clock_mhz", [("nvmlDeviceGetClockInfo", clock and (lambda h: float(clock(h, sm))))]),
+            ("mem_clock_mhz", [("nvmlDeviceGetClockInfo", clock and (lambda h: float(clock(h, mem))))]),
+            ("power_w", [("nvmlDeviceGetPowerUsage", power and (lambda h: power(h) / 1000.0))]),
+            (
+                "power_limit_w",
+                [("nvmlDeviceGetEnforcedPowerLimit", limit and (lambda h: limit(h) / 1000.0))],
+            ),
+            ("temperature_c", [("nvmlDeviceGetTemperature", temp and (lambda h: float(temp(h, tgpu))))]),
+            (
+                "utilization_pct",
+                [("nvmlDeviceGetUtilizationRates", util and (lambda h: float(util(h).gpu)))],
+            ),
+            (
+                "throttle_mask",
+                [
+                    (n, (lambda f: f and (lambda h: int(f(h))))(fn_or_none(n)))
+                    for n in (
+                        "nvmlDeviceGetCurrentClocksEventReasons",
+                        "nvmlDeviceGetCurrentClocksThrottleReasons",
+                    )
+                ],
+            ),
+            (
+                "energy_j",
+                [
+                    (
+                        "nvmlDeviceGetTotalEnergyConsumption",
+                        energy and (lambda h: energy(h) / 1000.0),
+                    )
+                ],
+            ),
+        ]
+        for fld, options in candidates:
+            slot = _FIELDS.index(fld)
+            errors = []
+            for fname, reader in options:
+                if reader is None:
+                    errors.append(f"{fname}: not in the NVML module")
+                    continue
+                try:
+                    reader(gpu.handle)
+                except Exception as exc:
+                    errors.append(f"{fname}: {_err(exc)}")
+                    continue
+                gpu.readers.append((slot, reader))
+                break
+            else:
+                gpu.info.unavailable[fld] = "; ".join(errors)
+
+    def sample(self, t_mono: float, t_wall: float, out: list[TelemetrySample]) -> None:
+        """Append one :class:`TelemetrySample` per GPU to ``out``.
+
+        Args:
+            t_mono: ``time.monotonic()`` of the tick, s.
+            t_wall: ``time.time()`` of the tick, s.
+            out: list to append to.
+
+        Raises:
+            Nothing; a failed reading is ``None`` and its first error is recorded in
+            ``DeviceInfo.unavailable`` as ``"failed during run: …"``.
+        """
+        for gpu in self._gpus:
+            if gpu.handle is None:
+                continue
+            buf, h = gpu.buf, gpu.handle
+            for slot, reader in gpu.readers:
+                try:
+                    buf[slot] = reader(h)
+                except Exception as exc:
+                    buf[slot] = None
+                    gpu.info.unavailable.setdefault(_FIELDS[slot], f"failed during run: {_err(exc)}")
+            out.append(
+                TelemetrySample.model_construct(
+                    device=gpu.info.device,
+                    t_mono_s=t_mono,
+                    t_wall_s=t_wall,
+                    clock_mhz=buf[0],
+                    mem_clock_mhz=buf[1],
+                    power_w=buf[2],
+                    power_limit_w=buf[3],
+                    temperature_c=buf[4],
+                    utilization_pct=buf[5],
+                    throttle_mask=buf[6],
+                    energy_j=buf[7],
+                )
+            )
+
+    def close(self) -> None:
+        """``nvmlShutdown`` (errors ignored)."""
+        if self._mod is not None:
+            _shutdown(self._mod)
+            self._mod = None

@@ -1,0 +1,459 @@
+"""The telemetry sampler thread, the back-end protocol, and the per-run summary (M5).
+
+One background thread wakes every ``interval_s`` (scheduled on ``time.monotonic``),
+asks each back-end to append one :class:`~tokcaliper.model.telemetry.TelemetrySample`
+per device, and sleeps again. A sample is also taken synchronously when the run
+starts and when it ends, so "clock at start" and "clock at end" (M2 covariates)
+are read at the run's edges even for runs shorter than one interval.
+
+The summary arithmetic (:func:`summarize_device`, :func:`summarize`) is pure and
+works on any list of samples.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Protocol, runtime_checkable
+
+from tokcaliper.model.telemetry import (
+    DeviceInfo,
+    DeviceSummary,
+    TelemetrySample,
+    TelemetrySummary,
+)
+
+__all__ = [
+    "Backend",
+    "BackendUnavailable",
+    "TelemetrySampler",
+    "default_backends",
+    "measure_idle",
+    "summarize",
+    "summarize_device",
+]
+
+GPU_KINDS = frozenset({"nvidia_gpu"})
+
+
+class BackendUnavailable(Exception):
+    """A back-end cannot sample on this machine; ``str(exc)`` is the reason shown to users
+    (for NVML it starts with ``"no NVIDIA GPU: "``)."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What the sampler needs from a telemetry source.
+
+    ``open`` is called once before sampling and raises :class:`BackendUnavailable`
+    with a reason when the source is absent. ``sample`` appends one sample per device
+    to ``out`` and must not raise for a single failed reading (it records the reason
+    in the device's ``unavailable`` instead). ``close`` releases the source.
+    """
+
+    name: str
+
+    def open(self) -> list[DeviceInfo]: ...
+
+    def sample(self, t_mono: float, t_wall: float, out: list[TelemetrySample]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def default_backends() -> list[Backend]:
+    """The default back-ends: NVML (all GPUs, via ``pynvml``) then host CPU (psutil + RAPL)."""
+    from tokcaliper.telemetry.cpu import CpuBackend
+    from tokcaliper.telemetry.nvml import NvmlBackend
+
+    return [NvmlBackend(), CpuBackend()]
+
+
+def _iso_utc(t_wall: float | None) -> str | None:
+    if t_wall is None:
+        return None
+    dt = datetime.fromtimestamp(t_wall, tz=timezone.utc)
+    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return math.fsum(xs) / len(xs) if xs else None
+
+
+def summarize_device(info: DeviceInfo, samples: Iterable[TelemetrySample]) -> DeviceSummary:
+    """Summarise one device's samples of one run (pure; METHODS.md M5).
+
+    Args:
+        info: the device (its ``unavailable`` reasons are carried over).
+        samples: that device's samples; other devices' samples are ignored. Order by
+            ``t_mono_s`` is assumed (the sampler appends in time order).
+
+    Returns:
+        :class:`DeviceSummary`: clocks (MHz) at start/end/mean/min/max; power (W)
+        mean/max; energy (J) from the cumulative-counter delta (``energy_source =
+        "counter"``) or else the trapezoidal integral of power over monotonic time
+        (``"power_integral"``); temperatures (°C) at start/end/peak; the share of
+        samples showing each throttle reason. Where a device reports energy but not
+        power (CPU via RAPL), ``power_mean_w`` = energy / duration.
+
+    Raises:
+        Nothing; metrics with no data stay ``None``.
+    """
+    ss = [s for s in samples if s.device == info.device]
+    out = DeviceSummary(
+        device=info.device,
+        kind=info.kind,
+        name=info.name,
+        uuid=info.uuid,
+        sample_count=len(ss),
+        unavailable=dict(info.unavailable),
+    )
+    if not ss:
+        out.unavailable.setdefault("samples", "no samples were taken")
+        return out
+    out.duration_s = ss[-1].t_mono_s - ss[0].t_mono_s
+
+    clocks = [s.clock_mhz for s in ss if s.clock_mhz is not None]
+    if clocks:
+        out.clock_start_mhz, out.clock_end_mhz = clocks[0], clocks[-1]
+        out.clock_mean_mhz = _mean(clocks)
+        out.clock_min_mhz, out.clock_max_mhz = min(clocks), max(clocks)
+    out.mem_clock_mean_mhz = _mean([s.mem_clock_mhz for s in ss if s.mem_clock_mhz is not None])
+
+    powers = [s.power_w for s in ss if s.power_w is not None]
+    if powers:
+        out.power_mean_w = _mean(powers)
+        out.power_max_w = max(powers)
+    limits = [s.power_limit_w for s in ss if s.power_limit_w is not None]
+    if limits:
+        out.power_limit_start_w, out.power_limit_end_w = limits[0], limits[-1]
+
+    # Trapezoidal integral of power over monotonic time (pairs with both readings).
+    integral, have_pair = 0.0, False
+    for a, b in zip(ss, ss[1:]):
+        if a.power_w is not None and b.power_w is not None:
+            integral += 0.5 * (a.power_w + b.power_w) * (b.t_mono_s - a.t_mono_s)
+            have_pair = True
+    if have_pair:
+        out.energy_power_integral_j = integral
+
+    energies = [s for s in ss if s.energy_j is not None]
+    counter_ok = len(energies) >= 2 and energies[-1].energy_j >= energies[0].energy_j  # type: ignore[operator]
+    if counter_ok:
+        out.energy_j = energies[-1].energy_j - energies[0].energy_j  # type: ignore[operator]
+        out.energy_source = "counter"
+        span = energies[-1].t_mono_s - energies[0].t_mono_s
+        if not powers and span > 0:
+            out.power_mean_w = out.energy_j / span
+    elif have_pair:
+        out.energy_j = integral
+        out.energy_source = "power_integral"
+        if len(energies) >= 2:
+            out.unavailable.setdefault("energy_counter", "energy counter went backwards (reset?)")
+
+    temps = [s.temperature_c for s in ss if s.temperature_c is not None]
+    if temps:
+        out.temperature_start_c, out.temperature_end_c = temps[0], temps[-1]
+        out.temperature_peak_c = max(temps)
+    out.utilization_mean_pct = _mean([s.utilization_pct for s in ss if s.utilization_pct is not None])
+
+    masks = [s.throttle_mask for s in ss if s.throttle_mask is not None]
+    out.throttle_samples = len(masks)
+    if masks:
+        counts: dict[str, int] = {}
+        for s in ss:
+            if s.throttle_mask:
+                for name in s.throttle_reasons:
+                    counts[name] = counts.get(name, 0) + 1
+        out.throttle_share = {k: v / len(masks) for k, v in sorted(counts.items())}
+    return out
+
+
+def summarize(
+    samples: Sequence[TelemetrySample],
+    devices: Sequence[DeviceInfo],
+    interval_s: float,
+) -> TelemetrySummary:
+    """Summarise one run's samples over all devices (pure).
+
+    Args:
+        samples: all samples of the run, in time order.
+        devices: the devices sampled (one :class:`DeviceSummary` each).
+        interval_s: the sampling interval used, s.
+
+    Returns:
+        :class:`TelemetrySummary` with ``devices`` filled and run start/end/duration taken
+        from the first and last sample; sampler bookkeeping fields keep their defaults.
+
+    Raises:
+        Nothing.
+    """
+    summary = TelemetrySummary(
+        interval_s=interval_s,
+        devices=[summarize_device(d, samples) for d in devices],
+    )
+    if samples:
+        summary.started_at_utc = _iso_utc(samples[0].t_wall_s)
+        summary.ended_at_utc = _iso_utc(samples[-1].t_wall_s)
+        summary.duration_s = samples[-1].t_mono_s - samples[0].t_mono_s
+    return summary
+
+
+class TelemetrySampler:
+    """Sample GPU/CPU telemetry in one background thread around one run (M5).
+
+    Usage::
+
+        sampler = TelemetrySampler(interval_s=0.5)
+        sampler.measure_idle(10)          # optional, before the load
+        with sampler:
+            run_the_load()
+        summary = sampler.summary()       # TelemetrySummary
+        samples = sampler.samples         # list[TelemetrySample]
+
+    The thread reads every device once per tick; ticks are scheduled on
+    ``time.monotonic()`` (wall time via ``time.time()`` is recorded alongside) and a
+    tick that overruns skips the missed ones (counted in ``missed_ticks``) rather than
+    bursting. Only the sample records are allocated per tick.
+
+    Args:
+        interval_s: seconds between ticks (> 0).
+        backends: back-ends to use; ``None`` = :func:`default_backends` (NVML + CPU).
+            A back-end whose ``open`` raises :class:`BackendUnavailable` is skipped
+            and its reason kept (``summary().backend_errors``; for NVML also
+            ``gpu_unavailable_reason``).
+
+    Raises:
+        ValueError: ``interval_s`` is not positive.
+    """
+
+    def __init__(self, interval_s: float = 0.5, backends: Sequence[Backend] | None = None) -> None:
+        if not interval_s > 0:
+            raise ValueError(f"interval_s must be > 0, got {interval_s!r}")
+        self.interval_s = float(interval_s)
+        self._backend_arg = list(backends) if backends is not None else None
+        self._backends: list[Backend] | None = None  # opened back-ends
+        self._devices: list[DeviceInfo] = []
+        self._backend_errors: dict[str, str] = {}
+        self._gpu_reason: str | None = None
+        self._samples: list[TelemetrySample] = []
+        self._idle_power: dict[str, float] = {}
+        self._idle_duration: float | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._opened_once = False
+        self._reset_counters()
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def _reset_counters(self) -> None:
+        self._ticks = 0
+        self._missed = 0
+        self._cost_sum = 0.0
+        self._cost_max = 0.0
+
+    def _open(self) -> bool:
+        """Open back-ends once; returns True if this call opened them."""
+        if self._backends is not None:
+            return False
+        backends = self._backend_arg if self._backend_arg is not None else default_backends()
+        opened: list[Backend] = []
+        self._devices = []
+        self._backend_errors = {}
+        for b in backends:
+            name = getattr(b, "name", type(b).__name__)
+            try:
+                devs = b.open()
+            except BackendUnavailable as exc:
+                self._backend_errors[name] = str(exc)
+                continue
+            except Exception as exc:  # a broken source must not stop the run
+                self._backend_errors[name] = f"open failed: {type(exc).__name__}: {exc}"
+                continue
+            opened.append(b)
+            self._devices.extend(devs)
+        self._backends = opened
+        self._opened_once = True
+        if any(d.kind in GPU_KINDS for d in self._devices):
+            self._gpu_reason = None
+        elif "nvml" in self._backend_errors:
+            reason = self._backend_errors["nvml"]
+            self._gpu_reason = reason if reason.startswith("no NVIDIA GPU") else f"no NVIDIA GPU: {reason}"
+        else:
+            self._gpu_reason = "no NVIDIA GPU: NVML back-end not in use"
+        return True
+
+    def _close(self) -> None:
+        for b in self._backends or []:
+            try:
+                b.close()
+            except Exception:
+                pass
+        self._backends = None
+
+    def _tick(self, out: list[TelemetrySample]) -> None:
+        t_mono = time.monotonic()
+        t_wall = time.time()
+        for b in self._backends or ():
+            try:
+                b.sample(t_mono, t_wall, out)
+            except Exception as exc:  # keep sampling the other back-ends
+                self._backend_errors.setdefault(
+                    getattr(b, "name", type(b).__name__), f"sample failed: {type(exc).__name__}: {exc}"
+                )
+        cost = time.monotonic() - t_mono
+        self._ticks += 1
+        self._cost_sum += cost
+        if cost > self._cost_max:
+            self._cost_max = cost
+
+    def _loop(self, t_first: float) -> None:
+        interval = self.interval_s
+        next_t = t_first + interval
+        while not self._stop.wait(max(0.0, next_t - time.monotonic())):
+            self._tick(self._samples)
+            next_t += interval
+            now = time.monotonic()
+            if next_t < now:
+                skipped = int((now - next_t) // interval) + 1
+                self._missed += skipped
+                next_t += skipped * interval
+
+    def start(self) -> TelemetrySampler:
+        """Open back-ends, take the start sample, and start the sampling thread.
+
+        Raises:
+            RuntimeError: already running.
+        """
+        if self._thread is not None:
+            raise RuntimeError("TelemetrySampler is already running")
+        self._open()
+        self._samples = []
+        self._reset_counters()
+        self._stop.clear()
+        t_first = time.monotonic()
+        self._tick(self._samples)
+        self._thread = threading.Thread(
+            target=self._loop, args=(t_first,), name="tokcaliper-telemetry", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the thread, take the end sample, and close the back-ends. Idempotent."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        self._tick(self._samples)
+        self._close()
+
+    def __enter__(self) -> TelemetrySampler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- idle power ------------------------------------------------------------------
+
+    def measure_idle(self, seconds: float) -> dict[str, float]:
+        """Measure idle power before the load (M5: a setting can raise idle power, which
+        costs headroom on a power-capped machine). Blocks the caller for ``seconds``,
+        sampling every ``interval_s`` on the calling thread.
+
+        Args:
+            seconds: how long to sample, s (> 0).
+
+        Returns:
+            device → mean power, W: energy-counter delta / elapsed time where the device
+            has an energy counter (NVML ``nvmlDeviceGetTotalEnergyConsumption``, RAPL
+            ``energy_uj``), else the mean of ``nvmlDeviceGetPowerUsage`` readings.
+            Devices with neither are left out. Also stored for :meth:`summary`.
+
+        Raises:
+            ValueError: ``seconds`` is not positive.
+            RuntimeError: called while the sampler is running.
+        """
+        if not seconds > 0:
+            raise ValueError(f"seconds must be > 0, got {seconds!r}")
+        if self._thread is not None:
+            raise RuntimeError("measure_idle must run before the sampler starts")
+        opened_here = self._open()
+        saved = (self._ticks, self._missed, self._cost_sum, self._cost_max)
+        samples: list[TelemetrySample] = []
+        t0 = time.monotonic()
+        end = t0 + seconds
+        next_t = t0
+        try:
+            while True:
+                self._tick(samples)
+                now = time.monotonic()
+                if now >= end:
+                    break
+                next_t = min(next_t + self.interval_s, end)
+                time.sleep(max(0.0, next_t - now))
+        finally:
+            self._ticks, self._missed, self._cost_sum, self._cost_max = saved
+            if opened_here:
+                self._close()
+        idle: dict[str, float] = {}
+        for d in self._devices:
+            s = summarize_device(d, samples)
+            if s.energy_source == "counter" and s.duration_s:
+                idle[d.device] = s.energy_j / s.duration_s  # type: ignore[operator]
+            elif s.power_mean_w is not None:
+                idle[d.device] = s.power_mean_w
+        self._idle_power = idle
+        self._idle_duration = time.monotonic() - t0
+        return dict(idle)
+
+    # -- results ---------------------------------------------------------------------
+
+    @property
+    def samples(self) -> list[TelemetrySample]:
+        """A copy of the samples of the current/last run, in time order."""
+        return list(self._samples)
+
+    @property
+    def devices(self) -> list[DeviceInfo]:
+        """Devices sampled by the opened back-ends (empty before the first start)."""
+        return list(self._devices)
+
+    def summary(self) -> TelemetrySummary:
+        """Per-run summary of the samples so far (callable during or after the run).
+
+        Returns:
+            :class:`TelemetrySummary` (see :func:`summarize`) plus the GPU/back-end
+            reasons, idle power, tick counts and sampling cost.
+
+        Raises:
+            RuntimeError: the sampler was never started.
+        """
+        if not self._opened_once:
+            raise RuntimeError("TelemetrySampler has not been started")
+        snapshot = list(self._samples)
+        summary = summarize(snapshot, self._devices, self.interval_s)
+        summary.gpu_unavailable_reason = self._gpu_reason
+        summary.backend_errors = dict(self._backend_errors)
+        summary.idle_power_w = dict(self._idle_power)
+        summary.idle_duration_s = self._idle_duration
+        summary.ticks = self._ticks
+        summary.missed_ticks = self._missed
+        if self._ticks:
+            summary.sample_cost_ms_mean = 1000.0 * self._cost_sum / self._ticks
+            summary.sample_cost_ms_max = 1000.0 * self._cost_max
+        return summary
+
+
+def measure_idle(
+    seconds: float, interval_s: float = 0.5, backends: Sequence[Backend] | None = None
+) -> dict[str, float]:
+    """Idle power per device, W, over ``seconds`` (see :meth:`TelemetrySampler.measure_idle`).
+
+    Raises:
+        ValueError: ``seconds`` or ``interval_s`` is not positive.
+    """
+    return TelemetrySampler(interval_s=interval_s, backends=backends).measure_idle(seconds)
