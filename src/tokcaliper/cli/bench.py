@@ -1,3 +1,170 @@
-"""CLI: `tokcaliper bench` (placeholder; filled in by its owner)."""
+"""CLI: ``tokcaliper bench`` — repeated runs against a live server and the noise floor (M1)."""
 
-from tokcaliper.cli._app import app  # noqa: F401
+from __future__ import annotations
+
+import shlex
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
+from tokcaliper.errors import InputError
+
+
+def _check(cond: bool, message: str) -> None:
+    if not cond:
+        raise InputError(message)
+
+
+@app.command()
+def bench(
+    url: Annotated[Optional[str], typer.Option(help="Base URL of an already running OpenAI-compatible server.")] = None,
+    server_cmd: Annotated[Optional[str], typer.Option(
+        help="Command that starts the server; {port} and {host} are filled in. "
+             "Default (no --url): the local llama-server with SmolLM2.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Model name to request (default: first of /v1/models).")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Closed-loop concurrent streams.")] = 4,
+    requests: Annotated[Optional[int], typer.Option("--requests", "-n", help="Measured requests per run.")] = None,
+    duration: Annotated[Optional[float], typer.Option(help="Seconds per run instead of --requests.")] = None,
+    max_tokens: Annotated[int, typer.Option(help="Output tokens per request (fixed).")] = 128,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
+    ignore_eos: Annotated[bool, typer.Option(help="Ask the server to always generate max_tokens.")] = True,
+    prompts: Annotated[Optional[Path], typer.Option(help="JSONL prompts ({\"prompt\":…} or {\"messages\":…}); default: built-in set.")] = None,
+    warmup: Annotated[Optional[int], typer.Option(help="Warm-up requests per run, excluded from metrics (default: = concurrency).")] = None,
+    repeat: Annotated[int, typer.Option("--repeat", "-r", help="Identical runs (≥5 for a noise floor).")] = 5,
+    cooldown: Annotated[float, typer.Option(help="Seconds of rest between runs.")] = 0.0,
+    effect: Annotated[Optional[float], typer.Option(help="Expected relative effect (e.g. 0.05): also print the runs per arm it needs.")] = None,
+    arm: Annotated[str, typer.Option(help="Label stored with these runs.")] = "default",
+    request_timeout: Annotated[float, typer.Option(help="Per-request timeout, seconds.")] = 300.0,
+    health_timeout: Annotated[float, typer.Option(help="Seconds to wait for a started server's /health.")] = 180.0,
+    telemetry_interval: Annotated[float, typer.Option(help="Telemetry sampling interval, seconds (0 = off).")] = 0.5,
+    db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
+    json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+) -> None:
+    """Run R identical load runs against a server and print the noise floor (n, mean, CV, MDE)."""
+    # Heavy imports (aiohttp, scipy) here, not at module level, so that
+    # `tokcaliper --help` and the other commands start fast.
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tokcaliper.experiment.runner import RepeatSpec, run_repetitions
+    from tokcaliper.load.prompts import load_prompts
+    from tokcaliper.load.summary import RUN_SCALARS, run_scalars
+    from tokcaliper.model.run import LoadConfig, Run
+    from tokcaliper.report.noise_view import render_noise_floor
+    from tokcaliper.report.output import emit, fmt, stderr
+    from tokcaliper.report.run_view import runs_table
+    from tokcaliper.servers.counters import discover_model
+    from tokcaliper.servers.local import find_local_llama, server_version
+    from tokcaliper.servers.managed import ManagedServer, check_reachable
+    from tokcaliper.stats.noise import noise_floor
+    from tokcaliper.store import Store
+    from tokcaliper.telemetry import TelemetrySampler, collect_host_info
+
+    _check(repeat >= 1, f"--repeat must be ≥ 1, got {repeat}")
+    _check(concurrency >= 1, f"--concurrency must be ≥ 1, got {concurrency}")
+    _check(max_tokens >= 1, f"--max-tokens must be ≥ 1, got {max_tokens}")
+    _check(cooldown >= 0, f"--cooldown must be ≥ 0, got {cooldown}")
+    _check(requests is None or requests >= 1, f"--requests must be ≥ 1, got {requests}")
+    _check(duration is None or duration > 0, f"--duration must be > 0, got {duration}")
+    _check(warmup is None or warmup >= 0, f"--warmup must be ≥ 0, got {warmup}")
+    _check(request_timeout > 0, f"--request-timeout must be > 0, got {request_timeout}")
+    _check(telemetry_interval >= 0, f"--telemetry-interval must be ≥ 0, got {telemetry_interval}")
+    _check(effect is None or effect > 0, f"--effect must be > 0, got {effect}")
+    _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
+    if requests is None and duration is None:
+        requests = 8 * concurrency
+    prompt_set = load_prompts(prompts)
+    store = Store(db)
+    command_line = shlex.join(["tokcaliper", *sys.argv[1:]])
+
+    with ExitStack() as stack:
+        server: ManagedServer | None = None
+        version: str | None = None
+        if url is None:
+            if server_cmd is None:
+                local = find_local_llama()
+                server_cmd = local.command_template()
+                version = local.version()
+            server = ManagedServer(server_cmd, health_timeout_s=health_timeout)
+            stderr.print(f"starting server: {server.command_line}")
+            stack.callback(server.stop)
+            base_url = server.start()
+            if version is None:
+                version = server_version(server.argv[0])
+        else:
+            base_url = url
+            check_reachable(base_url)
+
+        cfg = LoadConfig(
+            base_url=base_url, model=model or discover_model(base_url) or "default",
+            concurrency=concurrency, requests=requests if duration is None else None,
+            duration_s=duration, warmup=concurrency if warmup is None else warmup,
+            max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,
+            prompts_source=str(prompts) if prompts else "builtin",
+            request_timeout_s=request_timeout,
+        )
+        spec = RepeatSpec(
+            load=cfg, prompts=prompt_set, repeat=repeat, cooldown_s=cooldown, arm=arm,
+            command_line=command_line, server=server, server_version=version,
+            host=collect_host_info().model_dump(mode="json"),
+            telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
+            if telemetry_interval > 0 else None,
+        )
+        total = repeat * requests if requests is not None else None
+        progress = Progress(
+            TextColumn("[progress.description]{task.description}"), BarColumn(),
+            MofNCompleteColumn(), TimeElapsedColumn(), console=stderr, transient=True,
+        )
+        stack.enter_context(progress)
+        task = progress.add_task(f"bench {arm}: run 1/{repeat}", total=total)
+
+        def on_run(run: Run) -> None:
+            m = run.metrics
+            progress.console.print(
+                f"run {run.repetition + 1}/{repeat} stored as #{run.id}: "
+                f"{fmt(m.aggregate_output_tok_s, 4)} tok/s aggregate, "
+                f"TTFT p50 {fmt((m.ttft_s.p50 or 0) * 1000)} ms, "
+                f"{m.completed} ok / {m.failed} failed"
+            )
+            progress.update(task, description=f"bench {arm}: run {min(run.repetition + 2, repeat)}/{repeat}")
+
+        runs = run_repetitions(
+            spec, store,
+            on_request=lambda _rec: progress.advance(task),
+            on_run=on_run,
+            on_cooldown=lambda s: progress.update(task, description=f"bench {arm}: cooling down {s:g} s"),
+        )
+    store.close()
+
+    scalars = [run_scalars(r.metrics) for r in runs]
+    series = {
+        RUN_SCALARS[k]: [s[k] for s in scalars]
+        for k in RUN_SCALARS
+        if all(s[k] is not None for s in scalars)
+    }
+    report = noise_floor(series, effect=effect)
+    payload = {
+        "session": runs[0].session,
+        "db": str(db),
+        "config": cfg,
+        "server_command": runs[0].server_command,
+        "server_version": version,
+        "runs": [{"id": r.id, "repetition": r.repetition, "metrics": r.metrics} for r in runs],
+        "noise_floor": report,
+    }
+
+    def render(console) -> None:  # type: ignore[no-untyped-def]
+        console.print(f"[bold]tokcaliper bench[/bold]  {cfg.base_url}  model {cfg.model}")
+        console.print(
+            f"  {repeat} run(s) × {cfg.requests or f'{cfg.duration_s:g} s of'} requests, "
+            f"concurrency {cfg.concurrency}, max_tokens {cfg.max_tokens}, temperature "
+            f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
+            f"cool-down {cooldown:g} s; stored in {db} (session {runs[0].session})"
+        )
+        console.print(runs_table(runs))
+        render_noise_floor(console, report)
+
+    emit(payload, json_out, render)

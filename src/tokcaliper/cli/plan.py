@@ -7,7 +7,7 @@ Thin: parse options, get the CV (``--cv`` or stored runs), call
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
@@ -17,13 +17,16 @@ from rich.table import Table
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError, StoreError
 from tokcaliper.report.output import emit
-from tokcaliper.stats.describe import describe
-from tokcaliper.stats.resolution import Plan, human_duration, plan
+
+if TYPE_CHECKING:
+    from tokcaliper.stats.resolution import Plan
 
 _STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "red", "n/a": "dim"}
 
 
 def _render(p: Plan, console: Console) -> None:
+    from tokcaliper.stats.resolution import human_duration
+
     cv, eff = p.cv, p.effect
     timing = ("no run time given (--run-seconds): no budget" if p.run_seconds is None
               else f"{p.run_seconds:g} s per run + {p.cooldown_seconds:g} s cool-down")
@@ -76,6 +79,8 @@ def _cv_from_runs(db: Path, from_runs: str, metric: Optional[str]) -> tuple[floa
         raise StoreError("--from-runs needs tokcaliper.store.load_metric_values, "
                          "which this build lacks") from None
     values = load_metric_values(db, ids, metric)
+    from tokcaliper.stats.describe import describe  # lazy: scipy is slow to import
+
     d = describe(values, f"metric {metric!r} of runs {','.join(map(str, ids))}")
     if d.cv is None or d.cv <= 0:
         raise InputError(f"--from-runs: metric {metric!r} over runs {','.join(map(str, ids))} has n={d.n}, "
@@ -111,6 +116,8 @@ def plan_cmd(
     source = "--cv"
     if from_runs is not None:
         cv, source, cv_n = _cv_from_runs(db, from_runs, metric)
+    from tokcaliper.stats.resolution import plan  # lazy: statsmodels is slow to import
+
     result = plan(cv, effect, n=n, run_seconds=run_seconds, cooldown=cooldown, alpha=alpha,
                   power=power, cv_source=source, cv_n=cv_n)
     emit(result, as_json, lambda console: _render(result, console))

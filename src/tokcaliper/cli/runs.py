@@ -1,3 +1,63 @@
-"""CLI: `tokcaliper runs` (placeholder; filled in by its owner)."""
+"""CLI: ``tokcaliper runs`` and ``tokcaliper show`` — read the results database."""
 
-from tokcaliper.cli._app import app  # noqa: F401
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
+from tokcaliper.errors import InputError
+from tokcaliper.report.output import emit, fmt
+from tokcaliper.report.run_view import render_run_detail
+from tokcaliper.store import Store
+
+
+def open_existing(db: Path) -> Store:
+    """Open ``db`` for reading; a missing file is an input error, not a new database."""
+    if not db.is_file():
+        raise InputError(f"results database {db} does not exist (run `tokcaliper bench` first)")
+    return Store(db)
+
+
+@app.command()
+def runs(
+    session: Annotated[Optional[str], typer.Option(help="Only runs of this session.")] = None,
+    last: Annotated[Optional[int], typer.Option(help="Only the last N runs.")] = None,
+    db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
+    json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+) -> None:
+    """List stored runs with their headline figures."""
+    with open_existing(db) as store:
+        rows = store.list_runs(session=session, limit=last)
+
+    def render(console) -> None:  # type: ignore[no-untyped-def]
+        t = Table(title=f"{len(rows)} run(s) in {db}", title_justify="left")
+        for col in ("id", "session", "arm", "rep", "started (UTC)", "ok/failed",
+                    "aggregate tok/s", "TTFT p50 ms"):
+            t.add_column(col, justify="right")
+        for r in rows:
+            t.add_row(str(r.id), r.session, r.arm, str(r.repetition + 1), r.started_at,
+                      f"{r.completed}/{r.failed}", fmt(r.aggregate_output_tok_s, 4),
+                      fmt(r.ttft_p50_ms))
+        console.print(t)
+        console.print("Each row is one run (n = its completed requests); "
+                      "`tokcaliper show ID` gives percentiles, `bench --repeat` the CV.")
+
+    emit(rows, json_out, render)
+
+
+@app.command()
+def show(
+    run_id: Annotated[int, typer.Argument(help="Run id (see `tokcaliper runs`).")],
+    requests: Annotated[bool, typer.Option(help="Include every request record in --json output.")] = False,
+    db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
+    json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+) -> None:
+    """Print one stored run: provenance, configuration, metrics and latency percentiles."""
+    with open_existing(db) as store:
+        run = store.get_run(run_id, with_requests=requests or not json_out)
+    payload = run if (requests or not json_out) else run.model_copy(update={"requests": []})
+    emit(payload, json_out, lambda console: render_run_detail(console, run))

@@ -5,6 +5,7 @@ Renders :class:`tokcaliper.stats.noise.NoiseFloorReport`; computes nothing.
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -28,17 +29,19 @@ def render_noise_floor(console: Console, report: NoiseFloorReport) -> None:
     """
     ns = {m.description.n for m in report.metrics}
     r_label = f"n={ns.pop()}" if len(ns) == 1 else "n=R"
-    table = Table(title="Noise floor (one unchanged configuration)", title_justify="left")
-    for col in ("metric", "n", "mean", "std", "CV", "min", "max", "(max−min)/mean",
-                "MDE n=1", f"MDE {r_label}"):
+    table = Table(title="Noise floor (one unchanged configuration)", title_justify="left",
+                  box=box.SIMPLE_HEAD)
+    for col in ("metric", "n", "mean", "std", "CV", "CV 95% CI", "min", "max",
+                "(max−min)/mean", "MDE n=1", f"MDE {r_label}"):
         if col == "metric":
-            table.add_column(col, justify="left", overflow="fold", min_width=12)
+            table.add_column(col, justify="left", no_wrap=True)
         else:
             table.add_column(col, justify="right", no_wrap=True)
     for m in report.metrics:
         d = m.description
-        table.add_row(escape(m.name), str(d.n), fmt(d.mean, 4), fmt(d.std, 3), pct(d.cv), fmt(d.min, 4),
-                      fmt(d.max, 4), pct(d.spread), pct(m.mde_n1), pct(m.mde_nR))
+        ci = "—" if d.cv_ci95 is None else f"{pct(d.cv_ci95[0], 0)}–{pct(d.cv_ci95[1], 0)}"
+        table.add_row(escape(m.name), str(d.n), fmt(d.mean, 4), fmt(d.std, 3), pct(d.cv), ci,
+                      fmt(d.min, 4), fmt(d.max, 4), pct(d.spread), pct(m.mde_n1), pct(m.mde_nR))
     console.print(table)
     console.print("MDE = 2·CV·√(2/n): smallest difference two arms of n runs each can resolve "
                   "(≈95% two-sided, only ≈50% power; METHODS.md M1, M3).")

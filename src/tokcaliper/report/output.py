@@ -18,7 +18,9 @@ from rich.console import Console
 
 #: Console for human output. Progress and warnings go to stderr so that
 #: ``--json`` output on stdout stays machine-readable.
-stdout = Console(highlight=False)
+#: Piped output gets a wide page instead of rich's 80-column default, so that
+#: tables are not squeezed into unreadable columns in logs and files.
+stdout = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 stderr = Console(stderr=True, highlight=False)
 
 

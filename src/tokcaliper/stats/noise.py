@@ -78,10 +78,11 @@ def _one(name: str, values: Sequence[float], effect: float | None) -> MetricNois
     if r == 1:
         warns.append(f"{name}: one repetition: std, CV and MDE are undefined")
     elif r < MIN_REPETITIONS:
-        warns.append(f"fewer than {MIN_REPETITIONS} repetitions (n={r}): CV itself is uncertain")
-        if d.cv_ci95 is not None:
-            warns.append(f"{name}: CV {100 * d.cv:.1f}%, 95% CI {100 * d.cv_ci95[0]:.1f}%–"
-                         f"{100 * d.cv_ci95[1]:.1f}% (chi-square, n={r})")
+        warns.append(f"fewer than {MIN_REPETITIONS} repetitions (n={r}): CV itself is uncertain "
+                     "(see its 95% CI)")
+    if d.cv_ci95 is not None:
+        arithmetic.append(f"CV 95% CI {100 * d.cv_ci95[0]:.1f}%–{100 * d.cv_ci95[1]:.1f}% "
+                          f"(chi-square on the variance, n={r})")
     if d.cv is None and r > 1:
         warns.append(f"{name}: mean ≤ 0, CV undefined")
 

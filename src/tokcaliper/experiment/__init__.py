@@ -1,0 +1,1 @@
+"""Experiment orchestration: repetitions of one arm (interleaved arms to come)."""

@@ -1,0 +1,1 @@
+"""Load generation: prompts, the async streaming client, the one-run driver."""

@@ -1,0 +1,115 @@
+"""One run: warm-up, then a closed loop of C workers for N requests or T seconds."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from time import perf_counter
+
+import aiohttp
+
+from tokcaliper.errors import ServerError
+from tokcaliper.load.client import ServerGone, chat_body, stream_chat
+from tokcaliper.load.prompts import Messages
+from tokcaliper.model.run import LoadConfig, RequestRecord
+
+OnRequest = Callable[[RequestRecord], None]
+
+
+async def _closed_loop(
+    session: aiohttp.ClientSession,
+    cfg: LoadConfig,
+    prompts: list[Messages],
+    *,
+    count: int | None,
+    duration_s: float | None,
+    warmup: bool,
+    index_offset: int,
+    on_request: OnRequest | None,
+) -> list[RequestRecord]:
+    url = cfg.base_url.rstrip("/") + "/v1/chat/completions"
+    records: list[RequestRecord] = []
+    next_index = 0
+    run_start = perf_counter()
+    deadline = run_start + duration_s if duration_s else None
+    workers = min(cfg.concurrency, count) if count is not None else cfg.concurrency
+
+    async def worker() -> None:
+        nonlocal next_index
+        while True:
+            if count is not None and next_index >= count:
+                return
+            if deadline is not None and perf_counter() >= deadline:
+                return
+            i = next_index
+            next_index += 1
+            body = chat_body(cfg, prompts[(index_offset + i) % len(prompts)])
+            rec = await stream_chat(
+                session, url, body, index=index_offset + i, run_start=run_start, warmup=warmup
+            )
+            records.append(rec)
+            if on_request is not None:
+                on_request(rec)
+
+    tasks = [asyncio.create_task(worker()) for _ in range(workers)]
+    try:
+        await asyncio.gather(*tasks)
+    except ServerGone as e:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise ServerError(
+            f"server at {cfg.base_url} stopped answering after {len(records)} requests: {e}"
+        ) from None
+    records.sort(key=lambda r: r.index)
+    return records
+
+
+async def run_phase_async(
+    cfg: LoadConfig,
+    prompts: list[Messages],
+    *,
+    warmup: bool = False,
+    on_request: OnRequest | None = None,
+) -> list[RequestRecord]:
+    """Run one phase: ``cfg.warmup`` warm-up requests, or the measured loop.
+
+    Warm-up requests use prompt indices ``0 … warmup−1`` and measured ones
+    continue from there, so no measured request reuses a warm-up prompt.
+
+    Returns:
+        The phase's records in issue order; ``start_s`` is relative to the
+        phase's start.
+
+    Raises:
+        ServerError: the server refused connections (it is down).
+    """
+    timeout = aiohttp.ClientTimeout(total=cfg.request_timeout_s)
+    # A fresh connection per request: llama-server closes the connection after
+    # each streamed response without saying so, and a pooled connection that
+    # is already closed fails the next request ("Can not write request body").
+    # The loopback connect this adds (~0.1 ms) is the same for every request.
+    connector = aiohttp.TCPConnector(limit=cfg.concurrency + 1, force_close=True)
+    async with aiohttp.ClientSession(timeout=timeout, connector=connector) as session:
+        if warmup:
+            return await _closed_loop(
+                session, cfg, prompts, count=cfg.warmup, duration_s=None,
+                warmup=True, index_offset=0, on_request=on_request,
+            )
+        return await _closed_loop(
+            session, cfg, prompts, count=cfg.requests, duration_s=cfg.duration_s,
+            warmup=False, index_offset=cfg.warmup, on_request=on_request,
+        )
+
+
+def run_phase(
+    cfg: LoadConfig,
+    prompts: list[Messages],
+    *,
+    warmup: bool = False,
+    on_request: OnRequest | None = None,
+) -> list[RequestRecord]:
+    """Synchronous wrapper of :func:`run_phase_async` (its own event loop)."""
+    if warmup and cfg.warmup == 0:
+        return []
+    return asyncio.run(run_phase_async(cfg, prompts, warmup=warmup, on_request=on_request))

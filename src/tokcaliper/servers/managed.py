@@ -1,0 +1,210 @@
+"""A server process started, health-checked and stopped by tokcaliper.
+
+The command is a template: ``{port}`` and ``{host}`` are filled in by us (a
+free loopback port unless given). The process runs in its own session so that
+Ctrl-C reaches tokcaliper first, which then stops the server cleanly; an
+``atexit`` hook stops it even when tokcaliper exits on an error.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+
+from tokcaliper.errors import InputError, ServerError
+
+#: How often to poll ``/health`` while the server loads its model (s).
+HEALTH_POLL_S = 0.2
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on ``host`` right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def render_command(template: str | Sequence[str], **fields: object) -> list[str]:
+    """Fill ``{name}`` placeholders and split into argv.
+
+    Only the placeholders given in ``fields`` are replaced, so other braces
+    (e.g. a JSON argument) pass through untouched.
+
+    Raises:
+        InputError: when the template is empty or cannot be split (bad quoting).
+    """
+    argv: list[str]
+    if isinstance(template, str):
+        try:
+            argv = shlex.split(template)
+        except ValueError as e:
+            raise InputError(f"cannot parse --server-cmd {template!r}: {e}") from None
+    else:
+        argv = list(template)
+    if not argv:
+        raise InputError("--server-cmd is empty")
+    out = []
+    for arg in argv:
+        for key, value in fields.items():
+            arg = arg.replace("{" + key + "}", str(value))
+        out.append(arg)
+    return out
+
+
+def check_reachable(base_url: str, timeout_s: float = 10.0) -> None:
+    """Fail fast when nothing answers at ``base_url``.
+
+    Tries ``/health`` (llama.cpp, vLLM, SGLang) and accepts any HTTP answer
+    as "reachable"; only a connection failure or timeout is an error.
+
+    Raises:
+        ServerError: naming the URL and the connection error.
+    """
+    url = base_url.rstrip("/") + "/health"
+    try:
+        httpx.get(url, timeout=timeout_s)
+    except httpx.HTTPError as e:
+        reason = str(e) or type(e).__name__
+        raise ServerError(f"cannot reach server at {base_url}: {reason}") from None
+
+
+class ManagedServer:
+    """Start a server from a command template, wait for ``/health``, stop it.
+
+    Args:
+        command: template string or argv; ``{port}`` and ``{host}`` are filled.
+        host: loopback address the server binds (tokcaliper only targets
+            loopback servers it starts).
+        port: fixed port, or ``None`` for a free one.
+        health_timeout_s: how long to wait for ``/health`` to return 200.
+        log_path: where the server's stdout+stderr go (a temp file if ``None``).
+
+    Raises (from :meth:`start`):
+        ServerError: the command is not found, exits before becoming healthy
+            (its exit code and last log line are in the message), or is not
+            healthy within ``health_timeout_s``.
+    """
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        health_timeout_s: float = 180.0,
+        log_path: Path | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port or free_port(host)
+        self.argv = render_command(command, port=self.port, host=host)
+        self.health_timeout_s = health_timeout_s
+        self.log_path = log_path or Path(
+            tempfile.mkstemp(prefix="tokcaliper-server-", suffix=".log")[1]
+        )
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port`` of the managed server."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def command_line(self) -> str:
+        """The exact command line that was (or will be) executed."""
+        return shlex.join(self.argv)
+
+    def start(self) -> str:
+        """Launch the process and block until ``/health`` answers 200.
+
+        Returns:
+            The base URL.
+        """
+        log = open(self.log_path, "wb")  # noqa: SIM115 - owned by the child
+        try:
+            self.proc = subprocess.Popen(
+                self.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise ServerError(f"server command not found: {self.argv[0]}") from None
+        except PermissionError:
+            raise ServerError(f"server command not executable: {self.argv[0]}") from None
+        finally:
+            log.close()
+        atexit.register(self.stop)
+        self._wait_healthy()
+        return self.base_url
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.health_timeout_s
+        url = self.base_url + "/health"
+        with httpx.Client(timeout=2.0) as client:
+            while True:
+                self.raise_if_dead()
+                try:
+                    if client.get(url).status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass  # not listening yet
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise ServerError(
+                        f"server not healthy after {self.health_timeout_s:.0f} s: "
+                        f"{self.command_line} (last log line: {self.last_log_line()!r})"
+                    )
+                time.sleep(HEALTH_POLL_S)
+
+    def raise_if_dead(self) -> None:
+        """Raise :class:`ServerError` when the process has exited."""
+        if self.proc is not None and self.proc.poll() is not None:
+            raise ServerError(
+                f"server exited with code {self.proc.returncode}: {self.argv[0]} "
+                f"(last log line: {self.last_log_line()!r}; full log {self.log_path})"
+            )
+
+    def is_alive(self) -> bool:
+        """True while the process runs."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def last_log_line(self) -> str:
+        """The last non-empty line the server printed (for error messages)."""
+        try:
+            data = self.log_path.read_bytes()[-4096:]
+        except OSError:
+            return ""
+        lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+        return lines[-1].strip() if lines else ""
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM the process group, then SIGKILL after ``grace_s``. Idempotent."""
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=grace_s)
+        except ProcessLookupError:
+            pass
+
+    def __enter__(self) -> ManagedServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,282 @@
+"""SQLite schema and queries for runs.
+
+Each run is written in one transaction the moment it finishes, so an
+interrupted session loses nothing already measured. Nested data (config,
+metrics, host, telemetry) is kept as JSON validated by the pydantic models on
+the way in and out; the scalar metrics also go to ``run_scalars`` so that
+queries such as "aggregate tok/s of runs 3–7" need no JSON parsing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from tokcaliper.errors import InputError, StoreError
+from tokcaliper.load.summary import RUN_SCALARS, run_scalars
+from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics
+
+#: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
+SCHEMA_VERSION = 1
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session TEXT NOT NULL,
+        arm TEXT NOT NULL,
+        repetition INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        command_line TEXT NOT NULL,
+        server_command TEXT,
+        server_version TEXT,
+        tool_version TEXT NOT NULL,
+        host_json TEXT NOT NULL,
+        telemetry_json TEXT,
+        counters_json TEXT NOT NULL,
+        config_json TEXT NOT NULL,
+        metrics_json TEXT NOT NULL
+    );
+    CREATE INDEX runs_session ON runs(session);
+    CREATE TABLE run_scalars (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        metric TEXT NOT NULL,
+        value REAL,
+        PRIMARY KEY (run_id, metric)
+    );
+    CREATE TABLE requests (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        warmup INTEGER NOT NULL,
+        start_s REAL NOT NULL,
+        ttft_s REAL,
+        e2e_s REAL,
+        output_tokens INTEGER NOT NULL,
+        prompt_tokens INTEGER,
+        token_count_source TEXT NOT NULL,
+        content_chunks INTEGER NOT NULL,
+        error TEXT,
+        itl_json TEXT NOT NULL,
+        server_timings_json TEXT,
+        PRIMARY KEY (run_id, idx)
+    );
+    """,
+}
+
+
+class RunRow(BaseModel):
+    """One line of ``tokcaliper runs``: identity and headline figures."""
+
+    id: int
+    session: str
+    arm: str
+    repetition: int
+    started_at: str
+    completed: int
+    failed: int
+    aggregate_output_tok_s: float | None
+    ttft_p50_ms: float | None
+
+
+def _dumps(obj: object) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class Store:
+    """A results database at ``path`` (created on first use).
+
+    Raises:
+        StoreError: the file cannot be opened/created, is not a tokcaliper
+            database, or was written by a newer schema.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.conn = sqlite3.connect(self.path, timeout=30)
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"cannot use results database {self.path}: {e}") from None
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"results database {self.path} has schema v{version}; "
+                f"this tokcaliper reads up to v{SCHEMA_VERSION}: upgrade tokcaliper"
+            )
+        if version == 0 and self.conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type='table'"
+        ).fetchone()[0]:
+            raise StoreError(f"{self.path} is an SQLite file but not a tokcaliper database")
+        for v in range(version + 1, SCHEMA_VERSION + 1):
+            with self.conn:
+                self.conn.executescript(_MIGRATIONS[v])
+                self.conn.execute(f"PRAGMA user_version = {v}")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing -----------------------------------------------------------
+    def save_run(self, run: Run) -> int:
+        """Insert ``run`` with all its requests in one transaction; return its id."""
+        try:
+            with self.conn:
+                cur = self.conn.execute(
+                    """INSERT INTO runs (session, arm, repetition, started_at, finished_at,
+                       command_line, server_command, server_version, tool_version, host_json,
+                       telemetry_json, counters_json, config_json, metrics_json)
+                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                    (
+                        run.session, run.arm, run.repetition, run.started_at, run.finished_at,
+                        run.command_line, run.server_command, run.server_version,
+                        run.tool_version, _dumps(run.host),
+                        None if run.telemetry is None else _dumps(run.telemetry),
+                        _dumps(run.counters_delta), run.config.model_dump_json(),
+                        run.metrics.model_dump_json(),
+                    ),
+                )
+                run_id = int(cur.lastrowid)
+                self.conn.executemany(
+                    "INSERT INTO run_scalars (run_id, metric, value) VALUES (?,?,?)",
+                    [(run_id, k, v) for k, v in run_scalars(run.metrics).items()],
+                )
+                self.conn.executemany(
+                    """INSERT INTO requests (run_id, idx, warmup, start_s, ttft_s, e2e_s,
+                       output_tokens, prompt_tokens, token_count_source, content_chunks, error,
+                       itl_json, server_timings_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                    [
+                        (
+                            run_id, r.index, int(r.warmup), r.start_s, r.ttft_s, r.e2e_s,
+                            r.output_tokens, r.prompt_tokens, r.token_count_source,
+                            r.content_chunks, r.error, _dumps(r.itl_s),
+                            None if r.server_timings is None else _dumps(r.server_timings),
+                        )
+                        for r in run.requests
+                    ],
+                )
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"cannot write run to {self.path}: {e}") from None
+        run.id = run_id
+        return run_id
+
+    # -- reading -----------------------------------------------------------
+    def list_runs(self, session: str | None = None, limit: int | None = None) -> list[RunRow]:
+        """Stored runs, newest last (optionally one session, the last ``limit``)."""
+        sql = """SELECT r.id, r.session, r.arm, r.repetition, r.started_at, r.metrics_json,
+                        (SELECT value FROM run_scalars WHERE run_id=r.id AND metric='ttft_p50_ms')
+                 FROM runs r"""
+        args: list[object] = []
+        if session:
+            sql += " WHERE r.session = ?"
+            args.append(session)
+        sql += " ORDER BY r.id"
+        rows = self.conn.execute(sql, args).fetchall()
+        if limit is not None:
+            rows = rows[-limit:]
+        out = []
+        for rid, sess, arm, rep, started, metrics_json, ttft in rows:
+            m = json.loads(metrics_json)
+            out.append(RunRow(
+                id=rid, session=sess, arm=arm, repetition=rep, started_at=started,
+                completed=m["completed"], failed=m["failed"],
+                aggregate_output_tok_s=m["aggregate_output_tok_s"], ttft_p50_ms=ttft,
+            ))
+        return out
+
+    def get_run(self, run_id: int, with_requests: bool = True) -> Run:
+        """The stored run ``run_id``.
+
+        Raises:
+            InputError: no such run.
+            StoreError: the stored JSON no longer validates.
+        """
+        row = self.conn.execute(
+            """SELECT id, session, arm, repetition, started_at, finished_at, command_line,
+                      server_command, server_version, tool_version, host_json, telemetry_json,
+                      counters_json, config_json, metrics_json FROM runs WHERE id = ?""",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise InputError(f"no run with id {run_id} in {self.path}")
+        requests: list[RequestRecord] = []
+        if with_requests:
+            for r in self.conn.execute(
+                """SELECT idx, warmup, start_s, ttft_s, e2e_s, output_tokens, prompt_tokens,
+                          token_count_source, content_chunks, error, itl_json,
+                          server_timings_json FROM requests WHERE run_id = ? ORDER BY idx""",
+                (run_id,),
+            ):
+                requests.append(RequestRecord(
+                    index=r[0], warmup=bool(r[1]), start_s=r[2], ttft_s=r[3], e2e_s=r[4],
+                    output_tokens=r[5], prompt_tokens=r[6], token_count_source=r[7],
+                    content_chunks=r[8], error=r[9], itl_s=json.loads(r[10]),
+                    server_timings=None if r[11] is None else json.loads(r[11]),
+                ))
+        try:
+            return Run(
+                id=row[0], session=row[1], arm=row[2], repetition=row[3], started_at=row[4],
+                finished_at=row[5], command_line=row[6], server_command=row[7],
+                server_version=row[8], tool_version=row[9], host=json.loads(row[10]),
+                telemetry=None if row[11] is None else json.loads(row[11]),
+                counters_delta=json.loads(row[12]),
+                config=LoadConfig.model_validate_json(row[13]),
+                metrics=RunMetrics.model_validate_json(row[14]),
+                requests=requests,
+            )
+        except (ValidationError, ValueError) as e:
+            raise StoreError(f"run {run_id} in {self.path} is unreadable: {e}") from None
+
+    def metric_values(self, run_ids: Sequence[int], metric: str) -> list[float]:
+        """Values of scalar ``metric`` for ``run_ids``, in the given order.
+
+        Raises:
+            InputError: unknown metric name, unknown run id, or a run without
+                a value for that metric.
+        """
+        if metric not in RUN_SCALARS:
+            raise InputError(
+                f"unknown metric {metric!r}; choose one of: {', '.join(RUN_SCALARS)}"
+            )
+        out = []
+        for rid in run_ids:
+            row = self.conn.execute(
+                "SELECT value FROM run_scalars WHERE run_id = ? AND metric = ?", (rid, metric)
+            ).fetchone()
+            if row is None:
+                raise InputError(f"no run with id {rid} in {self.path}")
+            if row[0] is None:
+                raise InputError(f"run {rid} has no value for {metric}")
+            out.append(float(row[0]))
+        return out
+
+    def session_ids(self, session: str) -> list[int]:
+        """Run ids of one session, in order."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM runs WHERE session = ? ORDER BY id", (session,))]
+
+
+def load_metric_values(db_path: str | Path, run_ids: Iterable[int], metric: str) -> list[float]:
+    """Values of one scalar metric for stored runs (see :meth:`Store.metric_values`).
+
+    Raises:
+        InputError: the database does not exist, or as ``metric_values``.
+    """
+    p = Path(db_path)
+    if not p.is_file():
+        raise InputError(f"results database {p} does not exist")
+    with Store(p) as store:
+        return store.metric_values(list(run_ids), metric)

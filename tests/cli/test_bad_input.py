@@ -1,0 +1,60 @@
+"""Bad input gives one line naming the problem and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tokcaliper.servers.managed import free_port
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tokcaliper", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("tokcaliper: error:")]
+    assert len(errors) == 1, proc.stderr
+    assert needle in errors[0], errors[0]
+
+
+def test_unreachable_url(tmp_path):
+    port = free_port()
+    proc = run_cli("bench", "--url", f"http://127.0.0.1:{port}", "--repeat", "1", "--db", str(tmp_path / "x.db"))
+    assert_one_line_error(proc, f"cannot reach server at http://127.0.0.1:{port}")
+
+
+def test_server_command_that_exits_at_once(tmp_path):
+    proc = run_cli("bench", "--server-cmd", "sh -c 'echo no model here; exit 7'", "--repeat", "1",
+                   "--db", str(tmp_path / "x.db"))
+    assert_one_line_error(proc, "server exited with code 7")
+    assert "no model here" in proc.stderr
+
+
+def test_server_command_not_found(tmp_path):
+    proc = run_cli("bench", "--server-cmd", "/nonexistent/llama-server --port {port}", "--db", str(tmp_path / "x.db"))
+    assert_one_line_error(proc, "server command not found: /nonexistent/llama-server")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("bench", "--repeat", "0"), "--repeat must be ≥ 1, got 0"),
+    (("bench", "--concurrency", "0"), "--concurrency must be ≥ 1"),
+    (("bench", "--url", "http://127.0.0.1:1", "--server-cmd", "x"), "either --url or --server-cmd"),
+    (("show", "1", "--db", "/nonexistent/dir/x.db"), "does not exist"),
+    (("runs", "--db", "/nonexistent/dir/x.db"), "does not exist"),
+])
+def test_argument_errors(args, needle):
+    assert_one_line_error(run_cli(*args), needle)
+
+
+def test_prompts_file_error_names_line(tmp_path):
+    f = tmp_path / "p.jsonl"
+    f.write_text('{"prompt": "ok"}\n{"prompt": 3}\n')
+    proc = run_cli("bench", "--url", "http://127.0.0.1:1", "--prompts", str(f))
+    assert_one_line_error(proc, "p.jsonl:2")

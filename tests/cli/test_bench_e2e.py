@@ -1,0 +1,61 @@
+"""End to end: `tokcaliper bench` against the real llama-server with SmolLM2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tokcaliper.store import Store
+
+pytestmark = pytest.mark.server
+
+
+def test_bench_two_repetitions_against_managed_llama_server(tmp_path, local_llama):
+    db = tmp_path / "runs.db"
+    proc = subprocess.run(
+        [sys.executable, "-m", "tokcaliper", "bench", "--repeat", "2", "--concurrency", "4",
+         "--requests", "8", "--max-tokens", "32", "--db", str(db), "--json",
+         "--telemetry-interval", "0.2"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert len(out["runs"]) == 2
+
+    # The process has exited: both runs must be in the store, complete.
+    with Store(db) as store:
+        rows = store.list_runs()
+        assert [r.repetition for r in rows] == [0, 1]
+        for row in rows:
+            run = store.get_run(row.id)
+            m = run.metrics
+            measured = [r for r in run.requests if not r.warmup]
+            assert len(measured) == 8 and m.completed == 8 and m.failed == 0
+            assert m.excluded_warmup == 4
+            # Token counts come from the server's usage field, and equal it:
+            # with ignore_eos every request generates exactly max_tokens.
+            assert m.token_count_source == "usage"
+            assert all(r.output_tokens == 32 for r in measured)
+            assert m.output_tokens == 8 * 32
+            # The server's own counter agrees with the client's total.
+            predicted = run.counters_delta.get("llamacpp:tokens_predicted_total")
+            assert predicted == m.output_tokens
+            # Every token arrived as its own chunk, so ITLs are one fewer.
+            assert all(r.content_chunks == 32 and len(r.itl_s) == 31 for r in measured)
+            assert all(r.ttft_s > 0 and r.e2e_s > r.ttft_s for r in measured)
+            assert all(x >= 0 for r in measured for x in r.itl_s) and m.itl_s.mean > 0
+            # Aggregate throughput is total tokens over the run's wall time.
+            assert m.aggregate_output_tok_s == pytest.approx(m.output_tokens / m.wall_s)
+            span = max(r.start_s + r.e2e_s for r in measured) - min(r.start_s for r in measured)
+            assert m.wall_s == pytest.approx(span)
+            # 4 streams in parallel: aggregate beats one stream, but not 4× of it.
+            assert m.per_stream_decode_tok_s_mean < m.aggregate_output_tok_s < 4.5 * m.per_stream_decode_tok_s_mean
+            assert run.server_command and "llama-server" in run.server_command
+            assert run.host and run.telemetry is not None
+
+    # The JSON noise floor covers both runs.
+    agg = next(x for x in out["noise_floor"]["metrics"] if "aggregate" in x["name"])
+    assert agg["description"]["n"] == 2

@@ -1,0 +1,64 @@
+"""Shared fixtures: the real llama-server with SmolLM2 (see scripts/setup-llama-server.sh)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tokcaliper.servers.local import LocalLlama, find_local_llama
+from tokcaliper.servers.managed import ManagedServer
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """The project's ``shared/`` folder (spec, seeds, reference data)."""
+    for candidate in (SHARED, Path(__file__).resolve().parents[1] / "shared"):
+        if (candidate / "reference").is_dir():
+            return candidate
+    pytest.fail(f"shared/ reference folder not found near {SHARED}")
+
+
+@pytest.fixture(scope="session")
+def local_llama() -> LocalLlama:
+    """The built llama-server + SmolLM2 model; fails (not skips) when missing."""
+    return find_local_llama()
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf(local_llama: LocalLlama) -> Path:
+    """Path of the SmolLM2-135M-Instruct Q4_1 GGUF."""
+    return local_llama.model
+
+
+@pytest.fixture(scope="session")
+def llama_server(local_llama: LocalLlama) -> Iterator[str]:
+    """One shared default llama-server for the session; yields its base URL."""
+    with ManagedServer(local_llama.command_template()) as server:
+        yield server.base_url
+
+
+@pytest.fixture
+def llama_server_factory(local_llama: LocalLlama) -> Iterator[Callable[..., str]]:
+    """Start extra llama-servers with added arguments; all stopped at teardown.
+
+    Usage: ``base_url = llama_server_factory("--spec-type", "draft-simple")``.
+    """
+    started: list[ManagedServer] = []
+
+    def start(*extra_args: str) -> str:
+        argv = [
+            str(local_llama.server), "-m", str(local_llama.model),
+            "--host", "127.0.0.1", "--port", "{port}", "--metrics",
+            "-np", "4", "-c", "4096", "-t", "2", *extra_args,
+        ]
+        server = ManagedServer(argv)
+        started.append(server)
+        return server.start()
+
+    yield start
+    for server in started:
+        server.stop()
