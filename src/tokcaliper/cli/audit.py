@@ -1,3 +1,79 @@
-"""CLI: `tokcaliper audit` (placeholder; filled in by its owner)."""
+"""CLI: ``tokcaliper audit`` and ``tokcaliper diff`` (METHODS.md Part A).
 
-from tokcaliper.cli._app import app  # noqa: F401
+Thin: parse arguments, call one function in :mod:`tokcaliper.audit`, render
+with :mod:`tokcaliper.report.audit_view`. Exit codes: 0 all pass/warn, 1 any
+record fails (diff: not comparable), 2 input errors (including records skipped
+as malformed when none fails).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from tokcaliper.cli._app import JSON_HELP, app
+from tokcaliper.errors import InputError
+
+_BW_HELP = "Spec memory bandwidth in GB/s, for every GPU or one: 1792 or 'RTX 5090=1792'. Repeatable."
+_ACH_HELP = "Measured achievable bandwidth in GB/s (preferred by A3 over the spec sheet); NUMBER or NAME=NUMBER."
+_TDP_HELP = "TDP per GPU in W, for every GPU or one: 575 or 'RTX 5090=575'. Repeatable."
+
+
+@app.command("audit")
+def audit_cmd(
+    files: list[Path] = typer.Argument(None, help="Record files (.json, .jsonl, .csv) or folders of them."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    explain: str | None = typer.Option(None, "--explain", metavar="CHECK",
+                                       help="Print what a check (A1…A11) does and where its constants come from."),
+    bandwidth: list[str] = typer.Option(None, "--bandwidth", help=_BW_HELP),
+    achievable: list[str] = typer.Option(None, "--achievable-bandwidth", help=_ACH_HELP),
+    tdp: list[str] = typer.Option(None, "--tdp", help=_TDP_HELP),
+    model_file: Path | None = typer.Option(None, "--model-file",
+                                           help="GGUF file or HF config.json giving the model's parameters."),
+    brief: bool = typer.Option(False, "--brief", help="One line per record instead of one table each."),
+    max_bytes: int = typer.Option(256 * 1024 * 1024, "--max-bytes", help="Largest input file accepted, bytes."),
+) -> None:
+    """Audit published benchmark records: one verdict table per record and a batch summary.
+
+    Exits 1 when any record fails (usable in CI), 2 on input errors.
+    """
+    from tokcaliper.audit import AuditOptions, audit_files
+    from tokcaliper.audit.explain import explain as explain_check
+    from tokcaliper.audit.facts.gpus import GPUOverrides
+    from tokcaliper.report import audit_view
+    from tokcaliper.report.output import emit
+
+    if explain:
+        e = explain_check(explain)
+        emit(e, as_json, lambda c: audit_view.render_explain(c, e))
+        return
+    if not files:
+        raise InputError("give at least one record file (or --explain CHECK)")
+    overrides = GPUOverrides(bandwidth=GPUOverrides.parse(bandwidth, "--bandwidth"),
+                             achievable=GPUOverrides.parse(achievable, "--achievable-bandwidth"),
+                             tdp=GPUOverrides.parse(tdp, "--tdp"))
+    report = audit_files(files, AuditOptions(gpu=overrides), max_bytes=max_bytes, model_file=model_file)
+    emit(report, as_json, lambda c: audit_view.render_report(c, report, brief=brief))
+    if report.exit_code:
+        raise typer.Exit(report.exit_code)
+
+
+@app.command("diff")
+def diff_cmd(
+    rec_a: str = typer.Argument(..., help="First record: FILE or FILE#INDEX."),
+    rec_b: str = typer.Argument(..., help="Second record: FILE or FILE#INDEX."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """List every knob two records differ in; say 'not comparable' before any ratio (A7).
+
+    Exits 1 when a knob that matters differs.
+    """
+    from tokcaliper.audit import diff_files
+    from tokcaliper.report import audit_view
+    from tokcaliper.report.output import emit
+
+    d = diff_files(rec_a, rec_b)
+    emit(d, as_json, lambda c: audit_view.render_diff(c, d))
+    if not d.comparable:
+        raise typer.Exit(1)

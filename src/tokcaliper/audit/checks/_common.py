@@ -1,0 +1,63 @@
+"""What every check receives: a record plus its resolved facts (pure data)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from tokcaliper.audit.facts.gpus import GPUFacts
+from tokcaliper.audit.facts.params import ParamFacts
+from tokcaliper.audit.facts.quant import QuantFacts
+from tokcaliper.audit.launch import LaunchKnobs
+from tokcaliper.model.record import Record
+from tokcaliper.model.verdict import Status, Verdict
+
+
+@dataclass
+class CheckContext:
+    """A record with the facts resolved for it (built by ``audit.runner``).
+
+    Attributes:
+        record: the record under audit.
+        gpu: GPU specs, or None with ``gpu_error`` saying why.
+        quant: bits per weight, or None when unknown and the record gives none.
+        params: parameters with sources.
+        launch: knobs parsed from the launch command.
+    """
+
+    record: Record
+    gpu: GPUFacts | None
+    gpu_error: str | None
+    quant: QuantFacts | None
+    params: ParamFacts
+    launch: LaunchKnobs
+    extra_sources: list[str] = field(default_factory=list)
+
+
+def num(x: float | None, digits: int = 3) -> str:
+    """``x`` with ``digits`` significant figures (no thousands separator); None → "—"."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "—"
+    if x == 0:
+        return "0"
+    if float(x).is_integer() and abs(x) < 1e7:
+        return str(int(x))
+    mag = math.floor(math.log10(abs(x)))
+    decimals = max(0, digits - 1 - mag)
+    out = f"{x:.{decimals}f}"
+    return out.rstrip("0").rstrip(".") if "." in out else out
+
+
+def worst(statuses: list[Status]) -> Status:
+    """The most severe status: fail > warn > pass > n/a."""
+    order = [Status.FAIL, Status.WARN, Status.PASS, Status.NA]
+    for s in order:
+        if s in statuses:
+            return s
+    return Status.NA
+
+
+def na(check: str, title: str, why: str, inputs: dict | None = None, sources: list[str] | None = None) -> Verdict:
+    """A not-applicable verdict that says why."""
+    return Verdict(check=check, title=title, status=Status.NA, summary=why,
+                   arithmetic=[], inputs=inputs or {}, sources=sources or [])

@@ -1,0 +1,75 @@
+"""A11 — the method's plausible multiplier, reported apart from the claimed one (METHODS.md A11).
+
+* plausible: real lossless speculative decoding is documented at 2.7–4.6×
+  (METHODS.md A11; DFlash 3.43× on GSM8K at AL 5.46), and can never exceed
+  the realistic AL (each verification step costs at least one target forward
+  pass): ceiling = min(k + 1, claimed AL, 5.46).
+* claimed: the record's ``claimed_speedup``; else claim ÷ baseline when a
+  baseline is stored; else a *lower bound*: claim ÷ roofline without
+  speculation (the plain rate cannot beat the roofline, A3).
+
+Verdict: claimed > ceiling fail; claimed > 4.6 warn; else pass.
+"""
+
+from __future__ import annotations
+
+from tokcaliper.audit.checks._common import CheckContext, na, num
+from tokcaliper.audit.checks.a3_roofline import claim_rate, compute_roofline
+from tokcaliper.audit.constants import DFLASH_SPEEDUP_GSM8K, REALISTIC_AL, SPEC_SPEEDUP_RANGE
+from tokcaliper.model.verdict import Status, Verdict
+
+CHECK, TITLE = "A11", "mechanism vs multiplier"
+
+
+def check(ctx: CheckContext) -> Verdict:
+    """A11 verdict: n/a without speculative decoding or without any way to get the claimed multiplier."""
+    rec = ctx.record
+    spec = rec.speculative
+    if spec is None:
+        return na(CHECK, TITLE, "no speculative decoding in this record")
+    lo, hi = SPEC_SPEEDUP_RANGE
+    cands, why = [REALISTIC_AL], ["5.46 (DFlash GSM8K)"]
+    if spec.window_k:
+        cands.append(spec.window_k + 1)
+        why.append(f"k+1 = {spec.window_k + 1}")
+    al = spec.al if spec.al is not None else spec.al_min
+    if al is not None:
+        cands.append(al)
+        why.append(f"claimed AL {num(al, 4)}")
+    ceiling = min(cands)
+    arith = [f"plausible multiplier: {lo}–{hi}× documented; ceiling = min({', '.join(why)}) = {num(ceiling, 3)}×"]
+    claim = claim_rate(ctx)
+    claimed: float | None = None
+    kind = ""
+    if spec.claimed_speedup:
+        claimed, kind = spec.claimed_speedup, "as published"
+        arith.append(f"claimed multiplier (published) = {num(claimed, 3)}×")
+    if rec.baseline and claim:
+        m = claim / rec.baseline.tok_s
+        arith.append(f"claimed multiplier = claim / baseline = {num(claim, 5)} / {num(rec.baseline.tok_s, 4)} "
+                     f"= {num(m, 3)}×")
+        if claimed is None:
+            claimed, kind = m, "claim ÷ baseline"
+    roof, _ = compute_roofline(ctx)
+    if roof is not None and claim:
+        lb = claim / roof.bound_tok_s
+        arith.append(f"lower bound = claim / roofline without speculation = {num(claim, 5)} / "
+                     f"{num(roof.bound_tok_s, 4)} = {num(lb, 3)}×")
+        if claimed is None:
+            claimed, kind = lb, "at least (claim ÷ roofline)"
+    inputs = {"plausible_range": [lo, hi], "ceiling": ceiling, "claimed_multiplier": claimed, "basis": kind}
+    if claimed is None:
+        return na(CHECK, TITLE, "no baseline, published multiplier or roofline to derive the claimed multiplier",
+                  inputs)
+    if claimed > ceiling:
+        status = Status.FAIL
+        summary = (f"method plausibly gives {lo}–{hi}× (≤ {num(ceiling, 3)}×); the record is credited with "
+                   f"{num(claimed, 3)}× ({kind})")
+    elif claimed > hi:
+        status = Status.WARN
+        summary = f"claimed {num(claimed, 3)}× ({kind}) is above the documented {lo}–{hi}×"
+    else:
+        status = Status.PASS
+        summary = f"claimed {num(claimed, 3)}× ({kind}) is within what the method plausibly gives ({lo}–{hi}×)"
+    return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=arith, inputs=inputs,
+                   sources=[f"METHODS.md A11: 2.7–4.6× documented; DFlash {DFLASH_SPEEDUP_GSM8K}× at AL 5.46 (GSM8K)"])

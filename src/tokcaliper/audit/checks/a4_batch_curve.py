@@ -1,0 +1,147 @@
+"""A4 — the curve a batch of records draws by itself (METHODS.md A4).
+
+Records are grouped by (submitter, model, GPU, GPU count). Inside a group of
+at least 3 records, the Spearman rank correlation ρ of tok/s against every knob
+that varies (draft window k, context length, batch, concurrency, temperature)
+is computed with ``scipy.stats.spearmanr``. When tok/s rises with the draft
+window (ρ ≥ 0.9 fail, ≥ 0.7 warn) the records measure the window, not the
+model (source: 512 → 4691, 256 → 4547, 56 → 2104, 24 → 1074 tok/s: ρ = 1).
+Other knobs are reported for context only.
+
+Rigor against magnitude: each record scores one point per sign of care —
+temperature 0, best of N / repetitions > 1, a cool-down — read from fields and
+notes. When the single most careful record is also the slowest, warn.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tokcaliper.audit.checks._common import num, worst
+from tokcaliper.audit.constants import A4_FAIL_RHO, A4_MIN_N, A4_WARN_RHO
+from tokcaliper.model.record import Record
+from tokcaliper.model.verdict import Status, Verdict
+
+CHECK, TITLE = "A4", "curve drawn by the batch (rank correlation)"
+
+
+@dataclass
+class Curve:
+    """One group's verdict and the positions of its records in the batch."""
+
+    key: str
+    members: list[int]
+    verdict: Verdict
+    rhos: dict[str, float] = field(default_factory=dict)
+
+
+def _rate(r: Record) -> float | None:
+    return r.tok_s_decode if r.tok_s_decode is not None else r.tok_s_aggregate
+
+
+def rigor_score(r: Record) -> tuple[int, list[str]]:
+    """Signs of a careful run: temperature 0, best of N / repetitions, cool-down.
+
+    Returns:
+        ``(score, reasons)``.
+    """
+    text = " ".join(x for x in (r.notes, r.speculative.method if r.speculative else None) if x).lower()
+    reasons = []
+    if r.temperature == 0 or re.search(r"temperature\s*=?\s*0(\.0+)?\b", text):
+        reasons.append("temperature 0")
+    if (r.repetitions and r.repetitions > 1) or re.search(r"best\s+of\s+\d+", text):
+        reasons.append("best of N")
+    if re.search(r"cool[\s-]?down", text):
+        reasons.append("cool-down")
+    return len(reasons), reasons
+
+
+def _knobs(r: Record) -> dict[str, float | None]:
+    return {
+        "draft window k": float(r.speculative.window_k) if r.speculative and r.speculative.window_k else None,
+        "context length": r.context_length,
+        "batch": r.batch_size,
+        "concurrency": r.concurrency,
+        "temperature": r.temperature,
+    }
+
+
+def group_key(r: Record) -> str:
+    """``"submitter | model | N× GPU"`` (submitter omitted when unknown)."""
+    parts = [r.submitter] if r.submitter else []
+    parts += [r.model.name or "?", f"{r.hardware.gpu_count}× {r.hardware.gpu_name or '?'}"]
+    return " | ".join(parts)
+
+
+def check_batch(records: list[Record]) -> list[Curve]:
+    """A4 verdicts for every group of ≥ 3 records with a rate (pure).
+
+    Args:
+        records: the batch, in input order.
+
+    Returns:
+        One :class:`Curve` per group with ≥ 3 rated records; ``members`` are
+        indices into ``records``.
+    """
+    from scipy.stats import spearmanr
+
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        if _rate(r) is not None:
+            groups.setdefault(group_key(r), []).append(i)
+    curves: list[Curve] = []
+    for key, idx in groups.items():
+        if len(idx) < A4_MIN_N:
+            continue
+        rates = [_rate(records[i]) for i in idx]
+        arith: list[str] = []
+        statuses: list[Status] = []
+        findings: list[str] = []
+        rhos: dict[str, float] = {}
+        for knob in _knobs(records[idx[0]]):
+            pairs = [(_knobs(records[i])[knob], rt) for i, rt in zip(idx, rates) if _knobs(records[i])[knob] is not None]
+            if len(pairs) < A4_MIN_N or len({p[0] for p in pairs}) < 2:
+                continue
+            xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+            res = spearmanr(xs, ys)
+            rho, pval = float(res.statistic), float(res.pvalue)
+            if rho != rho:  # NaN: constant input
+                continue
+            rhos[knob] = rho
+            order = sorted(pairs)
+            arith.append(f"ρ(tok/s, {knob}) = {rho:+.3f} (p = {pval:.2g}, n = {len(pairs)}): "
+                         + ", ".join(f"{num(x, 4)} → {num(y, 4)}" for x, y in order))
+            if knob == "draft window k":
+                if rho >= A4_FAIL_RHO:
+                    statuses.append(Status.FAIL)
+                    findings.append(f"tok/s rises with the draft window (ρ = {rho:+.3f}): the records measure the "
+                                    "window, not the model")
+                elif rho >= A4_WARN_RHO:
+                    statuses.append(Status.WARN)
+                    findings.append(f"tok/s tends to rise with the draft window (ρ = {rho:+.3f})")
+                else:
+                    statuses.append(Status.PASS)
+        scores = [(rigor_score(records[i]), i) for i in idx]
+        top = max(s[0][0] for s in scores)
+        best = [i for (sc, _), i in scores if sc == top]
+        if top > 0 and len(best) == 1:
+            slowest = min(idx, key=lambda i: _rate(records[i]))
+            reasons = rigor_score(records[best[0]])[1]
+            arith.append(f"most careful record: #{records[best[0]].provenance.get('index', best[0])} "
+                         f"({', '.join(reasons)}) at {num(_rate(records[best[0]]), 4)} tok/s; slowest in group: "
+                         f"{num(_rate(records[slowest]), 4)} tok/s")
+            if slowest == best[0]:
+                statuses.append(Status.WARN)
+                findings.append("the most carefully run record is the slowest (rigor against magnitude)")
+        if not statuses:
+            statuses.append(Status.PASS)
+        if not findings:
+            findings.append("no knob draws the curve by itself"
+                            + (f" (ρ shown for {', '.join(rhos)})" if rhos else ""))
+        v = Verdict(check=CHECK, title=TITLE, status=worst(statuses), summary=f"group {key}: " + "; ".join(findings),
+                    arithmetic=arith, inputs={"group": key, "n": len(idx), "rho": rhos,
+                                              "tok_s": rates},
+                    sources=["scipy.stats.spearmanr", "METHODS.md A4 (fail ρ ≥ 0.9, warn ρ ≥ 0.7 on the draft window)"])
+        curves.append(Curve(key, idx, v, rhos))
+    return curves

@@ -1,0 +1,72 @@
+"""A5 — what the denominator left out (METHODS.md A5).
+
+Flags (warn): empty TTFT; notes saying prefill came from cache; missing token
+counts or time. Consistency: ``output_tokens ÷ seconds`` against the reported
+rate (aggregate when published, else per-stream decode); relative difference
+``|computed / reported − 1|`` ≤ 5 % pass, ≤ 20 % warn, > 20 % fail. When TTFT
+is known the decode-only rate ``(tokens − 1) ÷ (seconds − TTFT)`` is shown too,
+and the closer of the two is judged (publishers differ on what "seconds" covers).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tokcaliper.audit.checks._common import CheckContext, num, worst
+from tokcaliper.audit.constants import A5_FAIL_DIFF, A5_WARN_DIFF
+from tokcaliper.model.verdict import Status, Verdict
+
+CHECK, TITLE = "A5", "what the denominator left out"
+
+_CACHE_NOTE = re.compile(r"(prefill|prompt)[^.;\n]{0,40}(cache|cached)|(cache|cached)[^.;\n]{0,40}(prefill|prompt)",
+                         re.I)
+
+
+def check(ctx: CheckContext) -> Verdict:
+    """A5 verdict: warn on omissions; fail when tokens ÷ seconds is > 20 % off the reported rate."""
+    rec = ctx.record
+    statuses: list[Status] = []
+    findings: list[str] = []
+    arith: list[str] = []
+    reported = rec.tok_s_aggregate if rec.tok_s_aggregate is not None else rec.tok_s_decode
+    inputs = {"ttft_ms": rec.ttft_ms, "output_tokens": rec.output_tokens, "seconds": rec.seconds,
+              "reported_tok_s": reported, "notes": rec.notes}
+    if rec.ttft_ms is None:
+        statuses.append(Status.WARN)
+        findings.append("TTFT empty: the prefill cost is not shown")
+    if rec.notes and _CACHE_NOTE.search(rec.notes):
+        statuses.append(Status.WARN)
+        findings.append(f"notes say the prompt/prefill came from cache: {_CACHE_NOTE.search(rec.notes).group(0)!r}")
+    if rec.output_tokens is None or rec.seconds is None:
+        statuses.append(Status.WARN)
+        missing = [n for n, v in (("output tokens", rec.output_tokens), ("seconds", rec.seconds)) if v is None]
+        findings.append(f"{' and '.join(missing)} not published: tokens ÷ seconds cannot be checked")
+    elif reported is None:
+        statuses.append(Status.WARN)
+        findings.append("no reported rate to check tokens ÷ seconds against")
+    else:
+        computed = rec.output_tokens / rec.seconds
+        diff = abs(computed / reported - 1)
+        arith.append(f"{rec.output_tokens} tokens / {num(rec.seconds, 4)} s = {num(computed, 5)} tok/s vs "
+                     f"reported {num(reported, 5)} → {diff * 100:.1f}% apart")
+        if rec.ttft_ms is not None and rec.seconds > rec.ttft_ms / 1000 and rec.output_tokens > 1:
+            dec = (rec.output_tokens - 1) / (rec.seconds - rec.ttft_ms / 1000)
+            d2 = abs(dec / reported - 1)
+            arith.append(f"decode only: ({rec.output_tokens} − 1) / ({num(rec.seconds, 4)} − "
+                         f"{num(rec.ttft_ms / 1000, 3)}) s = {num(dec, 5)} tok/s → {d2 * 100:.1f}% apart")
+            diff = min(diff, d2)
+        inputs["relative_difference"] = diff
+        if diff > A5_FAIL_DIFF:
+            statuses.append(Status.FAIL)
+            findings.append(f"tokens ÷ seconds is {diff * 100:.0f}% off the reported rate")
+        elif diff > A5_WARN_DIFF:
+            statuses.append(Status.WARN)
+            findings.append(f"tokens ÷ seconds is {diff * 100:.0f}% off the reported rate")
+        else:
+            statuses.append(Status.PASS)
+            findings.append(f"tokens ÷ seconds matches the reported rate ({diff * 100:.1f}%)")
+    if not statuses:
+        statuses.append(Status.PASS)
+    return Verdict(check=CHECK, title=TITLE, status=worst(statuses), summary="; ".join(findings) or "complete",
+                   arithmetic=arith, inputs=inputs,
+                   sources=["METHODS.md A5; bands: pass ≤ 5%, warn ≤ 20%, fail > 20%"])

@@ -1,0 +1,118 @@
+"""A7 — comparable or not: list every knob that differs before any ratio (METHODS.md A7).
+
+Two records that differ in speculative method, context length, prefix cache,
+KV-cache dtype, quantization, engine version or power limit are not
+comparable; neither are ones on different models, GPUs, GPU counts/splits or
+batch/concurrency. The verdict says "not comparable" first, lists the knobs,
+and only then shows the ratio (marked as not a like-for-like figure). The
+source once doubted a 212.7 tok/s record with a 65–74 tok/s public number four
+knobs away; its like-for-like re-measurement was 185–193 (9 % off). M10: a
+single cross-machine number needs ≥ 42 % difference at CV 15 %.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from tokcaliper.audit.launch import parse_launch
+from tokcaliper.model.record import Record
+from tokcaliper.model.verdict import Status, Verdict
+
+
+class Knob(BaseModel):
+    """One setting of both records."""
+
+    name: str
+    a: Any
+    b: Any
+    differs: bool
+    matters: bool
+
+
+class DiffResult(BaseModel):
+    """``tokcaliper diff`` output: knobs, the verdict, then the ratio."""
+
+    a_label: str
+    b_label: str
+    knobs: list[Knob]
+    comparable: bool
+    verdict: Verdict
+    ratio_b_over_a: float | None
+
+
+def _norm(v: Any) -> Any:
+    if isinstance(v, str):
+        return v.strip().lower().replace("_", "").replace("-", "")
+    return v
+
+
+def knobs_of(r: Record) -> dict[str, Any]:
+    """Every knob A7 compares, read from the record and its launch command."""
+    k = parse_launch(r.launch_command)
+    spec = r.speculative
+    return {
+        "model": r.model.name,
+        "GPU": r.hardware.gpu_name,
+        "GPU count": r.hardware.gpu_count,
+        "split mode": r.hardware.split_mode,
+        "speculative method": spec.method if spec else "none",
+        "draft window k": spec.window_k if spec else None,
+        "context length": r.context_length or k.context_length,
+        "prefix cache": r.prefix_cache if r.prefix_cache is not None else k.prefix_cache,
+        "KV cache dtype": r.quantization.kv_cache or ("/".join(x for x in (k.kv_cache_k, k.kv_cache_v) if x) or None),
+        "quantization": r.quantization.weights,
+        "engine": r.engine.name,
+        "engine version": r.engine.version,
+        "power limit (W)": r.hardware.power_limit_w,
+        "batch": r.batch_size,
+        "concurrency": r.concurrency,
+        "temperature": r.temperature,
+    }
+
+
+#: Knobs whose difference makes a ratio meaningless (A7 plus the obvious).
+MATTERS = {"model", "GPU", "GPU count", "split mode", "speculative method", "draft window k", "context length",
+           "prefix cache", "KV cache dtype", "quantization", "engine", "engine version", "power limit (W)",
+           "batch", "concurrency"}
+
+
+def diff_records(a: Record, b: Record) -> DiffResult:
+    """Compare two records knob by knob (pure).
+
+    A knob unknown on one side and known on the other counts as differing
+    (nobody can tell they match). Both unknown → not differing, but listed.
+
+    Returns:
+        :class:`DiffResult`; ``verdict.status`` is fail ("not comparable") when a
+        knob that matters differs, pass otherwise.
+    """
+    ka, kb = knobs_of(a), knobs_of(b)
+    knobs = []
+    for name in ka:
+        va, vb = ka[name], kb[name]
+        differs = _norm(va) != _norm(vb)
+        knobs.append(Knob(name=name, a=va, b=vb, differs=differs, matters=name in MATTERS))
+    differing = [k for k in knobs if k.differs and k.matters]
+    ra = a.tok_s_decode or a.tok_s_aggregate
+    rb = b.tok_s_decode or b.tok_s_aggregate
+    ratio = rb / ra if ra and rb else None
+    arith = [f"{k.name}: {k.a!r} vs {k.b!r}" for k in differing]
+    if ratio is not None:
+        arith.append(f"ratio B / A = {rb:.4g} / {ra:.4g} = {ratio:.3f}"
+                     + (" (not a like-for-like figure)" if differing else ""))
+    if differing:
+        summary = (f"not comparable: {len(differing)} knob(s) differ ({', '.join(k.name for k in differing)}); "
+                   "measure like for like before quoting a ratio")
+        status = Status.FAIL
+    else:
+        summary = "comparable: no knob that matters differs"
+        if ratio is not None:
+            summary += f"; B/A = {ratio:.3f} (a single cross-machine pair needs ≥ 42% at CV 15%, M10)"
+        status = Status.PASS
+    v = Verdict(check="A7", title="comparable or not", status=status, summary=summary, arithmetic=arith,
+                inputs={"differing": [k.name for k in differing]},
+                sources=["METHODS.md A7 (knobs), M10 (42% at CV 15% for single numbers)"])
+    return DiffResult(a_label=a.label(), b_label=b.label(), knobs=knobs, comparable=not differing, verdict=v,
+                      ratio_b_over_a=ratio)

@@ -1,0 +1,134 @@
+"""Model parameters read per token, and where they came from (METHODS.md A3).
+
+Order of evidence, first wins per field:
+
+1. a model file given by the user (GGUF header or HF ``config.json``, read by
+   :func:`tokcaliper.audit.importers.read_model_file` — checks never open files);
+2. the record (``model.params_total``, ``model.params_active``, ``model.is_moe``);
+3. :data:`KNOWN_MODELS`, a few mixture-of-experts models whose names hide it
+   (model cards cited per row);
+4. the name: ``"35B-A3B"`` → 35e9 total, 3e9 active, MoE; ``"E4B"`` → 4e9
+   effective parameters; ``"27B"`` / ``"135M"`` → total only.
+
+A model with no active-parameter figure is *not* assumed dense: ``is_moe`` stays
+None ("unknown") and A3 reports both bounds instead of calling it impossible.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tokcaliper.model.record import Record
+
+
+@dataclass(frozen=True)
+class KnownModel:
+    """A curated model row: total and active parameters with the model card cited."""
+
+    pattern: str
+    total: float
+    active: float
+    source: str
+
+
+KNOWN_MODELS: tuple[KnownModel, ...] = (
+    KnownModel(r"gpt-oss-120b", 116.8e9, 5.1e9, "OpenAI gpt-oss model card: 116.8B total, 5.1B active (MoE)"),
+    KnownModel(r"gpt-oss-20b", 20.9e9, 3.6e9, "OpenAI gpt-oss model card: 20.9B total, 3.6B active (MoE)"),
+    KnownModel(r"qwen3-coder-next", 80e9, 3e9, "Qwen3-Coder-Next model card: 80B total, 3B activated (MoE)"),
+)
+
+
+@dataclass
+class ParamFacts:
+    """Parameters of a record's model.
+
+    Attributes:
+        total: total parameters (count) or None.
+        active: parameters read per token for MoE (or effective params), or None.
+        is_moe: True / False / None (unknown).
+        total_source, active_source, moe_source: where each came from.
+        notes: disagreements and assumptions, shown with the verdict.
+    """
+
+    total: float | None = None
+    active: float | None = None
+    is_moe: bool | None = None
+    total_source: str = "unknown"
+    active_source: str = "unknown"
+    moe_source: str = "unknown"
+    notes: list[str] = field(default_factory=list)
+
+
+_MOE_NAME = re.compile(r"(\d+(?:\.\d+)?)B[-_]A(\d+(?:\.\d+)?)B", re.I)
+_EFFECTIVE_NAME = re.compile(r"(?:^|[-_/ ])E(\d+(?:\.\d+)?)B(?=$|[-_ .])", re.I)
+_SIZE_NAME = re.compile(r"(?:^|[-_/ ])(\d+(?:\.\d+)?)([BM])(?=$|[-_ .])", re.I)
+
+
+def params_from_name(name: str | None) -> ParamFacts:
+    """Infer parameters from a model name (``"Qwen3.6-35B-A3B"``, ``"gpt-oss-20b"``).
+
+    Returns:
+        :class:`ParamFacts`; fields stay None when the name says nothing.
+    """
+    pf = ParamFacts()
+    if not name:
+        return pf
+    short = name.split("/")[-1]
+    for km in KNOWN_MODELS:
+        if re.search(km.pattern, short, re.I):
+            return ParamFacts(km.total, km.active, True, km.source, km.source, km.source)
+    m = _MOE_NAME.search(short)
+    if m:
+        src = f"name '{m.group(0)}'"
+        return ParamFacts(float(m.group(1)) * 1e9, float(m.group(2)) * 1e9, True, src, src, src)
+    e = _EFFECTIVE_NAME.search(short)
+    if e:
+        pf.active = float(e.group(1)) * 1e9
+        pf.active_source = f"name 'E{e.group(1)}B' (effective parameters read per token)"
+    for s in _SIZE_NAME.finditer(short):
+        if s.group(0).lstrip("-_/ ").upper().startswith("E"):
+            continue
+        mult = 1e9 if s.group(2).upper() == "B" else 1e6
+        pf.total = float(s.group(1)) * mult
+        pf.total_source = f"name '{s.group(1)}{s.group(2)}'"
+        break
+    return pf
+
+
+def resolve_params(record: Record, file_facts: ParamFacts | None = None) -> ParamFacts:
+    """Total/active parameters and MoE status for ``record``, each with its source.
+
+    Args:
+        record: the record (its ``model`` block and name).
+        file_facts: facts read from a GGUF header or ``config.json`` (preferred).
+
+    Returns:
+        :class:`ParamFacts`. Never raises; unknown stays None.
+    """
+    out = ParamFacts()
+    by_name = params_from_name(record.model.name)
+    layers: list[tuple[ParamFacts, str]] = []
+    if file_facts is not None:
+        layers.append((file_facts, "file"))
+    rec = ParamFacts(record.model.params_total, record.model.params_active, record.model.is_moe,
+                     "record", "record", "record")
+    layers += [(rec, "record"), (by_name, "name")]
+    for pf, _ in layers:
+        if out.total is None and pf.total is not None:
+            out.total, out.total_source = pf.total, pf.total_source
+        if out.active is None and pf.active is not None:
+            out.active, out.active_source = pf.active, pf.active_source
+        if out.is_moe is None and pf.is_moe is not None:
+            out.is_moe, out.moe_source = pf.is_moe, pf.moe_source
+    if out.active is not None and out.is_moe is None and by_name.is_moe:
+        out.is_moe, out.moe_source = True, by_name.moe_source
+    if out.is_moe is False and out.active is not None and "effective" not in out.active_source:
+        out.notes.append("record says dense but an active-parameter figure exists; active ignored")
+        out.active = None
+    if by_name.total and out.total and out.total_source != by_name.total_source:
+        rel = abs(out.total - by_name.total) / by_name.total
+        if rel > 0.15:
+            out.notes.append(f"total parameters {out.total / 1e9:g}B ({out.total_source}) disagree with "
+                             f"{by_name.total / 1e9:g}B ({by_name.total_source})")
+    return out

@@ -1,0 +1,196 @@
+"""One published benchmark result (a *record*), validated (METHODS.md Part A).
+
+A :class:`Record` is what every importer produces and every audit check reads.
+All fields are optional except the structure itself: published numbers leave
+things out, and the checks say "not applicable" or "warn" instead of guessing.
+
+Units are in the field names: ``*_tok_s`` tokens per second, ``*_ms``
+milliseconds, ``*_w`` watts, ``seconds`` seconds, ``params_*`` parameter
+counts (not billions), ``memory_gb`` GB (1e9 bytes). Numbers must be finite;
+rates must be > 0; counts must be ≥ 0. A record that breaks these is rejected
+by pydantic with the path of the bad field (e.g. ``tok_s_decode``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+_CFG = ConfigDict(extra="forbid", allow_inf_nan=False, str_strip_whitespace=False)
+
+SplitMode = Literal["none", "layer", "row", "tensor", "pipeline", "expert"]
+
+
+class ModelInfo(BaseModel):
+    """The model a record ran.
+
+    Attributes:
+        name: model name or Hugging Face id, e.g. ``"Qwen/Qwen3.6-35B-A3B"``.
+        params_total: total parameters (count, e.g. ``27.8e9``).
+        params_active: parameters read per token for a mixture-of-experts model.
+        is_moe: True for mixture-of-experts, False for dense, None when unknown.
+    """
+
+    model_config = _CFG
+    name: str | None = None
+    params_total: float | None = Field(default=None, gt=0)
+    params_active: float | None = Field(default=None, gt=0)
+    is_moe: bool | None = None
+
+
+class HardwareInfo(BaseModel):
+    """Where a record ran.
+
+    Attributes:
+        gpu_name: accelerator name as published, e.g. ``"RTX 5090"``.
+        gpu_count: number of accelerators (≥ 1).
+        split_mode: how weights are split over several GPUs: ``layer``/``pipeline``
+            (one stream visits GPUs in turn: no added bandwidth), ``row``/``tensor``
+            (GPUs read their shares in parallel), ``none`` (one GPU).
+        memory_gb: total accelerator memory over all GPUs, GB.
+        power_limit_w: power cap per GPU in watts, when set.
+    """
+
+    model_config = _CFG
+    gpu_name: str | None = None
+    gpu_count: int = Field(default=1, ge=1)
+    split_mode: SplitMode | None = None
+    memory_gb: float | None = Field(default=None, gt=0)
+    power_limit_w: float | None = Field(default=None, gt=0)
+
+
+class EngineInfo(BaseModel):
+    """Inference engine and its version string exactly as published."""
+
+    model_config = _CFG
+    name: str | None = None
+    version: str | None = None
+
+
+class QuantInfo(BaseModel):
+    """Quantization of weights and KV cache.
+
+    Attributes:
+        weights: format name as published (``"Q4_K_M"``, ``"NVFP4"``, ``"AWQ"``…).
+        kv_cache: KV-cache dtype (``"f16"``, ``"q8_0"``, ``"fp8"``…).
+        bytes_per_param: bytes per weight when the publication states it; it
+            overrides the quantization table (audit/facts/quant.py).
+    """
+
+    model_config = _CFG
+    weights: str | None = None
+    kv_cache: str | None = None
+    bytes_per_param: float | None = Field(default=None, gt=0, le=8)
+
+
+class SpeculativeInfo(BaseModel):
+    """Speculative-decoding settings and counters (METHODS.md A1, M6, M7).
+
+    Attributes:
+        method: e.g. ``"DFlash"``, ``"MTP"``, ``"draft-simple"``, ``"ngram"``.
+        window_k: draft window k (num_draft_tokens / draft-max), ≥ 1.
+        block_size: method block size, when it has one.
+        drafted: drafted tokens counted by the server.
+        accepted: accepted drafted tokens counted by the server.
+        al: mean acceptance length (tokens per verification step) as published.
+        al_min, al_max: a published range instead of a single AL.
+        draft_model: draft model name or path, when one is used.
+        claimed_speedup: the multiplier the publication credits to the method.
+    """
+
+    model_config = _CFG
+    method: str | None = None
+    window_k: int | None = Field(default=None, ge=1)
+    block_size: int | None = Field(default=None, ge=1)
+    drafted: int | None = Field(default=None, ge=0)
+    accepted: int | None = Field(default=None, ge=0)
+    al: float | None = Field(default=None, gt=0)
+    al_min: float | None = Field(default=None, gt=0)
+    al_max: float | None = Field(default=None, gt=0)
+    draft_model: str | None = None
+    claimed_speedup: float | None = Field(default=None, gt=0)
+
+
+class Baseline(BaseModel):
+    """A stored reference rate used as a denominator, with its conditions (A10).
+
+    Attributes:
+        tok_s: the reference per-stream decode rate, tok/s.
+        description: what the reference is (``"same card, no speculation"``).
+        power_cap_w: power cap in force when it was measured (W).
+        warmed_up: whether the GPU was warmed up first.
+        n_runs: repetitions behind the number.
+        measured_at: ISO date of the measurement.
+        source: where the number comes from.
+    """
+
+    model_config = _CFG
+    tok_s: float = Field(gt=0)
+    description: str | None = None
+    power_cap_w: float | None = Field(default=None, gt=0)
+    warmed_up: bool | None = None
+    n_runs: int | None = Field(default=None, ge=1)
+    measured_at: str | None = None
+    source: str | None = None
+
+
+class Record(BaseModel):
+    """One published benchmark result.
+
+    Rates: ``tok_s_decode`` is the per-stream decode rate (what a batch-1
+    leaderboard reports); ``tok_s_aggregate`` the aggregate output throughput
+    over all streams; ``tok_s_prefill`` the prompt-processing rate.
+    ``power_w`` lists power readings in watts, one per GPU (or samples of one).
+    ``provenance`` is filled by importers: importer name, file, index and the
+    assumptions made while mapping fields (shown with the verdicts).
+
+    Raises:
+        pydantic.ValidationError: on a negative/zero rate, a negative count,
+            NaN/inf, an unknown field, or accepted > drafted counts being
+            negative; the error's ``loc`` names the field.
+    """
+
+    model_config = _CFG
+    id: str | None = None
+    submitter: str | None = None
+    date: str | None = None
+    model: ModelInfo = Field(default_factory=ModelInfo)
+    hardware: HardwareInfo = Field(default_factory=HardwareInfo)
+    engine: EngineInfo = Field(default_factory=EngineInfo)
+    quantization: QuantInfo = Field(default_factory=QuantInfo)
+    launch_command: str | None = None
+    batch_size: int | None = Field(default=None, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
+    context_length: int | None = Field(default=None, ge=1)
+    prefix_cache: bool | None = None
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    seconds: float | None = Field(default=None, gt=0)
+    tok_s_decode: float | None = Field(default=None, gt=0)
+    tok_s_aggregate: float | None = Field(default=None, gt=0)
+    tok_s_prefill: float | None = Field(default=None, gt=0)
+    ttft_ms: float | None = Field(default=None, ge=0)
+    power_w: list[float] = Field(default_factory=list)
+    temperature: float | None = Field(default=None, ge=0)
+    repetitions: int | None = Field(default=None, ge=1)
+    notes: str | None = None
+    source_url: str | None = None
+    speculative: SpeculativeInfo | None = None
+    baseline: Baseline | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _power_non_negative(self) -> Record:
+        for i, w in enumerate(self.power_w):
+            if w < 0:
+                raise ValueError(f"power_w[{i}] is negative ({w} W)")
+        return self
+
+    def label(self) -> str:
+        """Short human label: ``"#3 Qwen3.6-27B on 1× RTX 5090"``."""
+        idx = self.provenance.get("index")
+        head = f"#{idx} " if idx is not None else ""
+        model = self.model.name or "unknown model"
+        hw = self.hardware.gpu_name or "unknown hardware"
+        return f"{head}{model} on {self.hardware.gpu_count}× {hw}"

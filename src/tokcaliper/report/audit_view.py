@@ -1,0 +1,123 @@
+"""Text rendering of audit results (the JSON view is the same objects, dumped).
+
+One table per record (check, status, finding with the arithmetic beneath),
+the facts' sources under it, then the batch curves (A4), the summary of
+fail/warn counts per check and the most suspicious records.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from tokcaliper.audit.diff import DiffResult
+from tokcaliper.audit.runner import AuditReport, RecordAudit
+from tokcaliper.model.verdict import Status, Verdict
+
+_STYLE = {Status.FAIL: "bold red", Status.WARN: "yellow", Status.PASS: "green", Status.NA: "dim"}
+
+
+def _status(s: Status) -> str:
+    return f"[{_STYLE[s]}]{s.value}[/]"
+
+
+def _finding(v: Verdict) -> str:
+    lines = [escape(v.summary)] + [f"[dim]  {escape(a)}[/]" for a in v.arithmetic]
+    return "\n".join(lines)
+
+
+def _sanitize(s: str) -> str:
+    """Control characters (kept in the data, A9) shown as escapes on the terminal."""
+    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in s)
+
+
+def render_record(console: Console, a: RecordAudit) -> None:
+    """One record's verdict table with sources and importer assumptions."""
+    where = f"{a.file}#{a.index}" if a.file is not None else ""
+    t = Table(title=f"{_sanitize(a.label)}  [dim]{escape(where)}[/]  → {_status(a.status)}", title_justify="left",
+              show_lines=True, expand=False)
+    t.add_column("check", no_wrap=True)
+    t.add_column("status", no_wrap=True)
+    t.add_column("finding and arithmetic")
+    for v in a.verdicts:
+        t.add_row(v.check, _status(v.status), f"[bold]{escape(v.title)}[/]: " + _sanitize(_finding(v)))
+    console.print(t)
+    sources = []
+    for v in a.verdicts:
+        for s in v.sources:
+            if s not in sources and v.status != Status.NA:
+                sources.append(s)
+    if sources:
+        console.print("[dim]sources: " + escape(" | ".join(sources)) + "[/]")
+    if a.assumptions:
+        console.print("[dim]assumed: " + escape(_sanitize("; ".join(a.assumptions))) + "[/]")
+    console.print()
+
+
+def render_report(console: Console, report: AuditReport, brief: bool = False) -> None:
+    """The whole audit: per-record tables (unless ``brief``), curves, summary, suspects, skipped."""
+    if not brief:
+        for a in report.records:
+            render_record(console, a)
+    else:
+        t = Table(title="records", title_justify="left")
+        t.add_column("record")
+        for c in report.summary:
+            t.add_column(c.check, no_wrap=True)
+        for a in report.records:
+            t.add_row(escape(_sanitize(a.label)), *[_status(v.status) for v in a.verdicts])
+        console.print(t)
+    if report.curves:
+        console.print("[bold]Batch curves (A4)[/]")
+        for v in report.curves:
+            console.print(f"  {_status(v.status)} {escape(v.summary)}")
+            for line in v.arithmetic:
+                console.print(f"[dim]      {escape(line)}[/]")
+        console.print()
+    n = len(report.records)
+    t = Table(title=f"Summary over {n} record(s)" + (f", {len(report.skipped)} skipped" if report.skipped else ""),
+              title_justify="left")
+    for col in ("check", "fail", "warn", "pass", "n/a"):
+        t.add_column(col, justify="right" if col != "check" else "left")
+    for c in report.summary:
+        t.add_row(f"{c.check} {escape(c.title)}", f"[bold red]{c.fail}[/]" if c.fail else "0",
+                  f"[yellow]{c.warn}[/]" if c.warn else "0", str(c.passed), str(c.na))
+    console.print(t)
+    if report.suspects:
+        console.print("[bold]Most suspicious[/]")
+        for s in report.suspects:
+            console.print(f"  {escape(_sanitize(s.label))}: {s.fails} fail, {s.warns} warn")
+            for r in s.reasons:
+                console.print(f"[dim]      {escape(_sanitize(r))}[/]")
+    for p in report.skipped:
+        console.print(f"[red]skipped[/] {escape(_sanitize(str(p['file'])))}: record {p['index']}: "
+                      f"field {escape(str(p['field']))}: {escape(_sanitize(str(p['message'])))}")
+    verdict = {0: "[green]no record fails[/]", 1: "[bold red]at least one record fails[/]",
+               2: "[red]no record fails, but some were skipped as malformed[/]"}[report.exit_code]
+    console.print(f"exit {report.exit_code}: {verdict}")
+
+
+def render_diff(console: Console, d: DiffResult) -> None:
+    """A7: the verdict first, then every knob, then the ratio."""
+    console.print(f"{_status(d.verdict.status)} {escape(d.verdict.summary)}")
+    t = Table(title_justify="left")
+    for col in ("knob", "A: " + d.a_label, "B: " + d.b_label, "differs"):
+        t.add_column(escape(col))
+    for k in d.knobs:
+        mark = ("[bold red]yes[/]" if k.matters else "[yellow]yes[/]") if k.differs else ""
+        t.add_row(k.name, escape(_sanitize(str(k.a))), escape(_sanitize(str(k.b))), mark)
+    console.print(t)
+    for line in d.verdict.arithmetic:
+        if line.startswith("ratio"):
+            console.print(escape(line))
+
+
+def render_explain(console: Console, e: dict) -> None:
+    """``--explain CHECK``."""
+    console.print(f"[bold]{e['check']} — {escape(str(e['title']))}[/]\n")
+    console.print(escape(str(e["text"])))
+    if e.get("constants"):
+        console.print("\n[bold]constants[/]")
+        for k, v in e["constants"].items():
+            console.print(f"  {k} = {escape(repr(v))}")

@@ -1,0 +1,39 @@
+"""Helpers for the audit tests: build records from the shared seed cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tokcaliper.model.record import Record
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+PUBLIC = SHARED / "reference" / "public"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def seed_cases() -> dict:
+    """shared/reference/seed_cases.json."""
+    return json.loads((SHARED / "reference" / "seed_cases.json").read_text())
+
+
+def claim_record(c: dict) -> Record:
+    """The seed-003 ``audit_claim`` case as a Record (fields copied, no results)."""
+    spec = c["speculative"]
+    return Record.model_validate({
+        "model": {"name": c["model"], "params_total": c["params"], "is_moe": False if "dense" in c["model"] else None},
+        "hardware": {"gpu_name": "RTX 5090", "gpu_count": 1},
+        "quantization": {"weights": c["quantization"], "bytes_per_param": c["bytes_per_param"]},
+        "batch_size": c["batch"],
+        "output_tokens": c["output_tokens"],
+        "seconds": c["seconds"],
+        "tok_s_decode": c["claimed_tok_s"],
+        "ttft_ms": c["ttft"],
+        "power_w": c["power_w"],
+        "notes": c["notes"],
+        "speculative": {"method": spec["method"], "window_k": spec["num_draft_tokens"],
+                        "block_size": spec["block_size"], "al": spec["acceptance_length"]},
+    })

