@@ -59,6 +59,13 @@ def test_bench_two_repetitions_against_managed_llama_server(tmp_path, local_llam
             assert run.server_command and "llama-server" in run.server_command
             assert run.host and run.telemetry is not None
 
+    # Unique prompt tags: run 2 is not served from the prompt cache run 1
+    # filled, so it processes about as many new prompt tokens as run 1.
+    with Store(db) as store:
+        fresh = [store.get_run(r.id, with_requests=False).counters_delta["llamacpp:prompt_tokens_total"]
+                 for r in store.list_runs()]
+    assert fresh[1] >= 0.7 * fresh[0] > 0
+
     # The JSON noise floor covers both runs.
     agg = next(x for x in out["noise_floor"]["metrics"] if "aggregate" in x["name"])
     assert agg["description"]["n"] == 2

@@ -32,3 +32,13 @@ def test_bad_files_name_the_line(tmp_path, text, msg):
 def test_missing_file(tmp_path):
     with pytest.raises(InputError, match="cannot read prompts file"):
         load_prompts(tmp_path / "nope.jsonl")
+
+
+def test_salted_tags_only_the_last_user_message():
+    from tokcaliper.load.driver import salted
+
+    msgs = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "a"},
+            {"role": "user", "content": "second"}]
+    out = salted(msgs, "[s.3] ")
+    assert [m["content"] for m in out] == ["first", "a", "[s.3] second"]
+    assert msgs[2]["content"] == "second"  # the shared prompt set is not mutated

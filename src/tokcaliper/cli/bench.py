@@ -33,6 +33,9 @@ def bench(
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
     ignore_eos: Annotated[bool, typer.Option(help="Ask the server to always generate max_tokens.")] = True,
     prompts: Annotated[Optional[Path], typer.Option(help="JSONL prompts ({\"prompt\":…} or {\"messages\":…}); default: built-in set.")] = None,
+    unique_prompts: Annotated[bool, typer.Option(
+        help="Tag each request's prompt uniquely so no repetition is served from a prompt cache "
+             "that an earlier one filled.")] = True,
     warmup: Annotated[Optional[int], typer.Option(help="Warm-up requests per run, excluded from metrics (default: = concurrency).")] = None,
     repeat: Annotated[int, typer.Option("--repeat", "-r", help="Identical runs (≥5 for a noise floor).")] = 5,
     cooldown: Annotated[float, typer.Option(help="Seconds of rest between runs.")] = 0.0,
@@ -55,7 +58,7 @@ def bench(
     from tokcaliper.model.run import LoadConfig, Run
     from tokcaliper.report.noise_view import render_noise_floor
     from tokcaliper.report.output import emit, fmt, stderr
-    from tokcaliper.report.run_view import runs_table
+    from tokcaliper.report.run_view import render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.servers.local import find_local_llama, server_version
     from tokcaliper.servers.managed import ManagedServer, check_reachable
@@ -112,6 +115,7 @@ def bench(
             host=collect_host_info().model_dump(mode="json"),
             telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
             if telemetry_interval > 0 else None,
+            unique_prompts=unique_prompts,
         )
         total = repeat * requests if requests is not None else None
         progress = Progress(
@@ -165,6 +169,7 @@ def bench(
             f"cool-down {cooldown:g} s; stored in {db} (session {runs[0].session})"
         )
         console.print(runs_table(runs))
+        render_telemetry(console, runs)
         render_noise_floor(console, report)
 
     emit(payload, json_out, render)

@@ -55,6 +55,9 @@ class RepeatSpec:
         server_version: version string of the server, if known.
         host: host information stored with every run.
         telemetry: factory of a fresh sampler per run, or None.
+        unique_prompts: tag every request's prompt uniquely (see
+            :func:`tokcaliper.load.driver.salted`) so that repetitions do not
+            hit a prompt cache that earlier repetitions filled.
     """
 
     load: LoadConfig
@@ -67,6 +70,7 @@ class RepeatSpec:
     server_version: str | None = None
     host: dict[str, Any] = field(default_factory=dict)
     telemetry: Callable[[], Telemetry] | None = None
+    unique_prompts: bool = True
 
 
 def run_repetitions(
@@ -113,18 +117,21 @@ def _one_run(
         time.sleep(spec.cooldown_s)
     if spec.server is not None:
         spec.server.raise_if_dead()
+    load = spec.load
+    if spec.unique_prompts:
+        load = load.model_copy(update={"prompt_salt": f"{session}.{rep}"})
     started = utc_now()
-    warm = run_phase(spec.load, spec.prompts, warmup=True)
-    before = read_counters(spec.load.base_url)
+    warm = run_phase(load, spec.prompts, warmup=True)
+    before = read_counters(load.base_url)
     sampler = spec.telemetry() if spec.telemetry else nullcontext()
     with sampler:
         try:
-            records = warm + run_phase(spec.load, spec.prompts, on_request=on_request)
+            records = warm + run_phase(load, spec.prompts, on_request=on_request)
         finally:
             if spec.server is not None:
                 spec.server.raise_if_dead()
     finished = utc_now()
-    after = read_counters(spec.load.base_url)
+    after = read_counters(load.base_url)
     telemetry = None
     if spec.telemetry is not None:
         summary = sampler.summary()  # type: ignore[union-attr]
@@ -135,7 +142,7 @@ def _one_run(
         server_command=spec.server.command_line if spec.server else None,
         server_version=spec.server_version, tool_version=__version__, host=spec.host,
         telemetry=telemetry, counters_delta=counter_delta(before, after),
-        config=spec.load, metrics=summarize(records), requests=records,
+        config=load, metrics=summarize(records), requests=records,
     )
     store.save_run(run)
     return run

@@ -16,6 +16,23 @@ from tokcaliper.model.run import LoadConfig, RequestRecord
 OnRequest = Callable[[RequestRecord], None]
 
 
+def salted(messages: Messages, tag: str) -> Messages:
+    """``messages`` with ``tag`` put before the last user message's text.
+
+    A unique tag per request stops a server's prompt cache from serving a
+    repetition's prompts from an earlier repetition, which would make run 1
+    (cold cache) systematically slower than the rest. Earlier turns stay
+    untouched, so a conversation's shared history is still cacheable, as in
+    real chat traffic.
+    """
+    out = [dict(m) for m in messages]
+    for m in reversed(out):
+        if m.get("role") == "user":
+            m["content"] = tag + m["content"]
+            break
+    return out
+
+
 async def _closed_loop(
     session: aiohttp.ClientSession,
     cfg: LoadConfig,
@@ -43,7 +60,10 @@ async def _closed_loop(
                 return
             i = next_index
             next_index += 1
-            body = chat_body(cfg, prompts[(index_offset + i) % len(prompts)])
+            messages = prompts[(index_offset + i) % len(prompts)]
+            if cfg.prompt_salt is not None:
+                messages = salted(messages, f"[{cfg.prompt_salt}.{index_offset + i}] ")
+            body = chat_body(cfg, messages)
             rec = await stream_chat(
                 session, url, body, index=index_offset + i, run_start=run_start, warmup=warmup
             )

@@ -69,6 +69,9 @@ class LoadConfig(BaseModel):
             (llama.cpp/vLLM extension; keeps output lengths equal across runs).
         prompts_source: ``"builtin"`` or the path of the prompts file.
         request_timeout_s: per-request timeout.
+        prompt_salt: when set, each request's last user message starts with
+            ``[salt.index]`` so that no request is served from a prompt cache
+            filled by an earlier run (the runner sets it per repetition).
     """
 
     base_url: str
@@ -82,6 +85,7 @@ class LoadConfig(BaseModel):
     ignore_eos: bool = True
     prompts_source: str = "builtin"
     request_timeout_s: float = 300.0
+    prompt_salt: str | None = None
 
 
 class Percentiles(BaseModel):

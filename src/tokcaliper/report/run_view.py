@@ -10,6 +10,7 @@ from rich.table import Table
 
 from tokcaliper.model.run import Percentiles, Run
 from tokcaliper.report.output import fmt
+from tokcaliper.report.telemetry_view import telemetry_notes, telemetry_table
 
 
 def _ms(x: float | None) -> str:
@@ -71,9 +72,19 @@ def render_run_detail(console: Console, run: Run) -> None:
             console.print(f"  [red]{count} × {err}[/red]")
     if run.counters_delta:
         console.print("  server counters (after − before): " + ", ".join(
-            f"{k}={fmt(v, 6)}" for k, v in sorted(run.counters_delta.items())))
-    if run.telemetry:
-        console.print(f"  telemetry: {run.telemetry}")
+            f"{k}={int(v) if float(v).is_integer() else fmt(v, 6)}" for k, v in sorted(run.counters_delta.items())))
+    render_telemetry(console, [run])
+
+
+def render_telemetry(console: Console, runs: Sequence[Run]) -> None:
+    """The telemetry table of ``runs`` and the reasons for what is missing."""
+    table = telemetry_table(runs)
+    if table is None:
+        console.print("  telemetry: not sampled (--telemetry-interval 0)")
+        return
+    console.print(table)
+    for note in telemetry_notes(runs):
+        console.print(f"  telemetry: {note}")
 
 
 def _row(t: Table, name: str, p: Percentiles) -> None:

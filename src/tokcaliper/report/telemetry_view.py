@@ -1,0 +1,65 @@
+"""Text rendering of per-run telemetry summaries (METHODS.md M5)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich import box
+from rich.table import Table
+
+from tokcaliper.model.run import Run
+from tokcaliper.model.telemetry import TelemetrySummary
+from tokcaliper.report.output import fmt
+
+
+def _throttle(share: dict[str, float]) -> str:
+    active = {k: v for k, v in share.items() if v > 0 and k != "gpu_idle"}
+    if not active:
+        return "none"
+    return ", ".join(f"{k} {100 * v:.0f}%" for k, v in sorted(active.items(), key=lambda kv: -kv[1]))
+
+
+def telemetry_table(runs: Sequence[Run]) -> Table | None:
+    """One row per run and device: clocks, power, energy, temperature, throttling.
+
+    Returns None when no run carries telemetry. Each row says how many
+    samples it summarises (n), so every figure carries its n.
+    """
+    rows = []
+    for run in runs:
+        if not run.telemetry:
+            continue
+        summary = TelemetrySummary.model_validate(run.telemetry)
+        for d in summary.devices:
+            rows.append((run, d))
+    if not rows:
+        return None
+    t = Table(title="telemetry per run (M5)", title_justify="left", box=box.SIMPLE_HEAD)
+    for col in ("run", "device", "n", "clock start→end MHz", "clock mean MHz", "util %",
+                "power mean W", "energy J", "temp start→peak °C", "throttle (time share)"):
+        t.add_column(col, justify="right" if col not in ("device", "throttle (time share)") else "left",
+                     no_wrap=col != "throttle (time share)")
+    for run, d in rows:
+        t.add_row(
+            str(run.id), f"{d.device} {d.name or ''}".strip(), str(d.sample_count),
+            f"{fmt(d.clock_start_mhz, 4)}→{fmt(d.clock_end_mhz, 4)}", fmt(d.clock_mean_mhz, 4),
+            fmt(d.utilization_mean_pct), fmt(d.power_mean_w), fmt(d.energy_j),
+            f"{fmt(d.temperature_start_c)}→{fmt(d.temperature_peak_c)}", _throttle(d.throttle_share),
+        )
+    return t
+
+
+def telemetry_notes(runs: Sequence[Run]) -> list[str]:
+    """Why some telemetry is missing (no GPU, no sensors), deduplicated."""
+    notes: list[str] = []
+    for run in runs:
+        if not run.telemetry:
+            continue
+        s = TelemetrySummary.model_validate(run.telemetry)
+        reasons = [s.gpu_unavailable_reason] if s.gpu_unavailable_reason else []
+        for d in s.devices:
+            reasons += [f"{d.device}: {why}" for why in d.unavailable.values()]
+        for r in reasons:
+            if r not in notes:
+                notes.append(r)
+    return notes
