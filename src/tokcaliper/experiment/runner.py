@@ -12,10 +12,12 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
+
+from pydantic import BaseModel
 
 from tokcaliper import __version__
 from tokcaliper.errors import ServerError
@@ -33,11 +35,16 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-class Telemetry(AbstractContextManager):  # pragma: no cover - protocol only
-    """What the runner needs from a telemetry sampler: a context manager
-    with ``summary() -> pydantic model or dict``."""
+class Telemetry(Protocol):
+    """What the runner needs from a telemetry sampler (e.g.
+    :class:`tokcaliper.telemetry.TelemetrySampler`): a context manager around
+    one run whose ``summary()`` returns a pydantic model."""
 
-    def summary(self) -> Any: ...
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc: object) -> Any: ...
+
+    def summary(self) -> BaseModel: ...
 
 
 @dataclass
@@ -134,8 +141,7 @@ def _one_run(
     after = read_counters(load.base_url)
     telemetry = None
     if spec.telemetry is not None:
-        summary = sampler.summary()  # type: ignore[union-attr]
-        telemetry = summary.model_dump(mode="json") if hasattr(summary, "model_dump") else summary
+        telemetry = sampler.summary().model_dump(mode="json")  # type: ignore[union-attr]
     run = Run(
         session=session, arm=spec.arm, repetition=rep, started_at=started,
         finished_at=finished, command_line=spec.command_line,
