@@ -47,6 +47,14 @@ def test_server_command_not_found(tmp_path):
     (("bench", "--concurrency", "0"), "--concurrency must be ≥ 1"),
     (("bench", "--url", "http://127.0.0.1:1", "--server-cmd", "x"), "either --url or --server-cmd"),
     (("show", "1", "--db", "/nonexistent/dir/x.db"), "does not exist"),
+    (("bench", "--url", "notaurl"), "--url must look like http://HOST:PORT"),
+    (("bench", "--url", "ftp://127.0.0.1:1"), "--url must look like http://HOST:PORT"),
+    (("bench", "--url", "http://127.0.0.1:99999"), "--url port must be 1–65535"),
+    (("bench", "--server-cmd", "llama-server --port {prot}"), "unknown placeholder {prot}"),
+    (("bench", "--server-cmd", "llama-server 'unbalanced"), "cannot parse --server-cmd"),
+    (("bench", "--temperature", "nan"), "--temperature must be ≥ 0"),
+    (("show", "abc"), "Invalid value for 'run_id'"),
+    (("frobnicate",), "No such command 'frobnicate'"),
     (("runs", "--db", "/nonexistent/dir/x.db"), "does not exist"),
 ])
 def test_argument_errors(args, needle):
@@ -58,3 +66,16 @@ def test_prompts_file_error_names_line(tmp_path):
     f.write_text('{"prompt": "ok"}\n{"prompt": 3}\n')
     proc = run_cli("bench", "--url", "http://127.0.0.1:1", "--prompts", str(f))
     assert_one_line_error(proc, "p.jsonl:2")
+
+
+def test_readers_never_turn_a_file_into_a_database(tmp_path):
+    f = tmp_path / "notes.json"
+    f.write_text("")
+    assert_one_line_error(run_cli("runs", "--db", str(f)), "is not a tokcaliper results database")
+    assert f.read_bytes() == b""
+
+
+def test_unreachable_server_leaves_no_new_database(tmp_path):
+    db = tmp_path / "new.db"
+    run_cli("bench", "--url", f"http://127.0.0.1:{free_port()}", "--db", str(db))
+    assert not db.exists()

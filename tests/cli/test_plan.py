@@ -58,11 +58,11 @@ def test_negative_cv_is_one_line_error(capsys):
         (["--cv", "0.1", "--effect", "0"], "--effect must be > 0"),
         (["--cv", "0.1", "--effect", "0.05", "--alpha", "1.5"], "--alpha must be between 0 and 1"),
         (["--cv", "0.1", "--effect", "0.05", "--power", "1"], "--power must be between 0 and 1"),
-        (["--cv", "0.1", "--effect", "0.05", "--n", "0"], "--n must be an integer >= 1"),
+        (["--cv", "0.1", "--effect", "0.05", "--n", "0"], "--n must be an integer between 1 and"),
         (["--effect", "0.05"], "give exactly one of --cv or --from-runs"),
         (["--cv", "0.1", "--effect", "0.05", "--from-runs", "1,2"], "give exactly one of --cv or --from-runs"),
         (["--effect", "0.05", "--from-runs", "1,2"], "--from-runs needs --metric"),
-        (["--effect", "0.05", "--from-runs", "a,b", "--metric", "m"], "--from-runs must list integer run ids"),
+        (["--effect", "0.05", "--from-runs", "a,b", "--metric", "m"], "--from-runs must list run ids like 3,4,5"),
     ],
 )
 def test_other_errors(capsys, extra, msg):
@@ -117,3 +117,23 @@ def test_from_runs_with_the_real_store_reports_a_missing_db(capsys, tmp_path):
                "--db", str(tmp_path / "missing.db")])
     err = capsys.readouterr().err
     assert rc != 0 and err.startswith("tokcaliper: error: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--power", "0.04"], "--power 0.04 must exceed --alpha 0.05"),
+    (["--alpha", "0.9"], "--power 0.8 must exceed --alpha 0.9"),
+    (["--cv", "1e300", "--effect", "1e-300"], "more than 1,000,000,000 runs per arm"),
+    (["--from-runs", "1,1,2", "--metric", "aggregate_output_tok_s"], "lists run 1 more than once"),
+])
+def test_unsolvable_or_ambiguous_plans_are_input_errors(capsys, extra, needle):
+    cv = [] if "--from-runs" in extra or "--cv" in extra else ["--cv", "0.15"]
+    effect = [] if "--effect" in extra else ["--effect", "0.05"]
+    rc = main(["plan", *cv, *effect, *extra])
+    err = capsys.readouterr().err
+    assert rc == 2 and needle in err and "internal error" not in err
+
+
+def test_parse_run_ids_ranges():
+    from tokcaliper.cli.plan import parse_run_ids
+
+    assert parse_run_ids("3-5,9", "--from-runs") == [3, 4, 5, 9]

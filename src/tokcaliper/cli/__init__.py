@@ -9,7 +9,11 @@ from __future__ import annotations
 import os
 import sys
 
-from tokcaliper.cli._app import app
+from typing import Annotated
+
+import typer
+
+from tokcaliper.cli._app import JSON_HELP, app
 from tokcaliper.errors import TokcaliperError
 
 # Command modules register themselves on import.
@@ -20,42 +24,54 @@ from tokcaliper.cli import audit as _audit  # noqa: F401,E402
 
 
 @app.command()
-def version() -> None:
+def version(
+    json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+) -> None:
     """Print tokcaliper's version."""
     from tokcaliper import __version__
+    from tokcaliper.report.output import emit
 
-    print(__version__)
+    emit({"version": __version__}, json_out, lambda console: console.print(__version__))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tokcaliper`` console script.
 
-    Usage errors are handled by typer itself (standalone mode). Every
-    :class:`TokcaliperError` becomes one line on stderr and its exit code;
-    any other exception also becomes one line (set ``TOKCALIPER_DEBUG=1`` for
-    the traceback).
+    Every :class:`TokcaliperError` and every usage error becomes one line on
+    stderr (``tokcaliper: error: …``) and its exit code; any other exception
+    also becomes one line (set ``TOKCALIPER_DEBUG=1`` for the traceback).
     """
     command = typer_command()
     try:
-        command.main(args=argv, prog_name="tokcaliper", standalone_mode=True)
-    except SystemExit as e:
-        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        command.main(args=argv, prog_name="tokcaliper", standalone_mode=False)
+    except typer.Exit as e:  # --help, --version-like early exits
+        return e.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        print("tokcaliper: interrupted", file=sys.stderr)
+        return 130
     except TokcaliperError as e:
         print(f"tokcaliper: error: {e}", file=sys.stderr)
         return e.exit_code
-    except KeyboardInterrupt:
-        print("tokcaliper: interrupted", file=sys.stderr)
-        return 130
+    except typer.exceptions.TyperException as e:  # usage errors: one line too
+        if type(e).__name__ == "NoArgsIsHelpError":
+            print(e.format_message(), file=sys.stderr)
+            return 2
+        print(f"tokcaliper: error: {_one_line(e.format_message())} (see --help)", file=sys.stderr)
+        return int(getattr(e, "exit_code", 2))
     except Exception as e:  # never a traceback for the user
         if os.environ.get("TOKCALIPER_DEBUG"):
             raise
         print(
-            f"tokcaliper: internal error: {type(e).__name__}: {e} "
+            f"tokcaliper: internal error: {type(e).__name__}: {_one_line(str(e))} "
             "(set TOKCALIPER_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )
         return 1
     return 0
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def typer_command():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 import sys
 from contextlib import ExitStack
@@ -61,7 +62,7 @@ def bench(
     from tokcaliper.report.run_view import render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.servers.local import find_local_llama, server_version
-    from tokcaliper.servers.managed import ManagedServer, check_reachable
+    from tokcaliper.servers.managed import ManagedServer, check_reachable, validate_base_url
     from tokcaliper.stats.noise import noise_floor
     from tokcaliper.store import Store
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
@@ -74,13 +75,16 @@ def bench(
     _check(duration is None or duration > 0, f"--duration must be > 0, got {duration}")
     _check(warmup is None or warmup >= 0, f"--warmup must be ≥ 0, got {warmup}")
     _check(request_timeout > 0, f"--request-timeout must be > 0, got {request_timeout}")
+    _check(math.isfinite(temperature) and temperature >= 0, f"--temperature must be ≥ 0, got {temperature}")
+    _check(health_timeout > 0, f"--health-timeout must be > 0, got {health_timeout}")
     _check(telemetry_interval >= 0, f"--telemetry-interval must be ≥ 0, got {telemetry_interval}")
     _check(effect is None or effect > 0, f"--effect must be > 0, got {effect}")
     _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
     if requests is None and duration is None:
         requests = 8 * concurrency
+    if url is not None:
+        url = validate_base_url(url)
     prompt_set = load_prompts(prompts)
-    store = Store(db)
     command_line = shlex.join(["tokcaliper", *sys.argv[1:]])
 
     with ExitStack() as stack:
@@ -100,6 +104,8 @@ def bench(
         else:
             base_url = url
             check_reachable(base_url)
+        # Opened only now, so that a bad --url or server leaves no new file.
+        store = stack.enter_context(Store(db))
 
         cfg = LoadConfig(
             base_url=base_url, model=model or discover_model(base_url) or "default",
@@ -141,7 +147,6 @@ def bench(
             on_run=on_run,
             on_cooldown=lambda s: progress.update(task, description=f"bench {arm}: cooling down {s:g} s"),
         )
-    store.close()
 
     scalars = [run_scalars(r.metrics) for r in runs]
     series = {

@@ -6,6 +6,7 @@ Thin: parse options, get the CV (``--cv`` or stored runs), call
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -15,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
-from tokcaliper.errors import InputError, StoreError
+from tokcaliper.errors import InputError
 from tokcaliper.report.output import emit
 
 if TYPE_CHECKING:
@@ -63,21 +64,38 @@ def _render(p: Plan, console: Console) -> None:
     console.print("sources: " + escape("; ".join(v.sources)), style="dim")
 
 
+def parse_run_ids(text: str, option: str) -> list[int]:
+    """Run ids from ``"3,4,5"`` or ``"3-7"`` (or a mix), in order, each once.
+
+    Raises:
+        InputError: empty list, a part that is not an id or range, or an id
+            given twice (a repeated run would count as two repetitions).
+    """
+    ids: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        lo, sep, hi = part.partition("-")
+        try:
+            span = range(int(lo), int(hi) + 1) if sep else range(int(part), int(part) + 1)
+        except ValueError:
+            raise InputError(f"{option} must list run ids like 3,4,5 or 3-7, got {text!r}") from None
+        if len(span) > 100_000:
+            raise InputError(f"{option}: range {part} is longer than 100,000 runs")
+        ids.extend(span)
+    if not ids or any(i < 1 for i in ids):
+        raise InputError(f"{option} must list positive run ids like 3,4,5 or 3-7, got {text!r}")
+    dupes = sorted(i for i, k in Counter(ids).items() if k > 1)
+    if dupes:
+        raise InputError(f"{option} lists run {', '.join(map(str, dupes))} more than once")
+    return ids
+
+
 def _cv_from_runs(db: Path, from_runs: str, metric: Optional[str]) -> tuple[float, str, int]:
     """Load the metric's values for the run ids and return (CV, source text, n)."""
     if not metric:
         raise InputError("--from-runs needs --metric NAME (which stored metric to take the CV of)")
-    try:
-        ids = [int(s) for s in from_runs.split(",") if s.strip()]
-    except ValueError:
-        ids = []
-    if not ids:
-        raise InputError(f"--from-runs must list integer run ids like 3,4,5, got {from_runs!r}")
-    try:
-        from tokcaliper.store import load_metric_values
-    except ImportError:
-        raise StoreError("--from-runs needs tokcaliper.store.load_metric_values, "
-                         "which this build lacks") from None
+    ids = parse_run_ids(from_runs, "--from-runs")
+    from tokcaliper.store import load_metric_values
+
     values = load_metric_values(db, ids, metric)
     from tokcaliper.stats.describe import describe  # lazy: scipy is slow to import
 

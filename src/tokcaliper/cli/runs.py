@@ -9,7 +9,6 @@ import typer
 from rich.table import Table
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
-from tokcaliper.errors import InputError
 from tokcaliper.report.output import emit, fmt
 from tokcaliper.report.run_view import render_run_detail
 from tokcaliper.store import Store
@@ -17,9 +16,7 @@ from tokcaliper.store import Store
 
 def open_existing(db: Path) -> Store:
     """Open ``db`` for reading; a missing file is an input error, not a new database."""
-    if not db.is_file():
-        raise InputError(f"results database {db} does not exist (run `tokcaliper bench` first)")
-    return Store(db)
+    return Store(db, create=False)
 
 
 @app.command()

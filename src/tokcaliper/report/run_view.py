@@ -61,6 +61,10 @@ def render_run_detail(console: Console, run: Run) -> None:
         f"mean {fmt(m.per_stream_decode_tok_s_mean)} / median "
         f"{fmt(m.per_stream_decode_tok_s_median)} tok/s (n={m.completed})"
     )
+    console.print(
+        "  one run has no CV: run-to-run noise needs ≥ 5 repetitions "
+        "(`tokcaliper bench --repeat 5`, METHODS.md M1)", style="dim"
+    )
     t = Table(title="latency (within this run)", title_justify="left")
     for col in ("metric", "n", "mean ms", "p50 ms", "p90 ms", "p99 ms"):
         t.add_column(col, justify="right")

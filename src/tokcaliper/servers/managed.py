@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shlex
 import signal
 import socket
@@ -25,6 +26,11 @@ from tokcaliper.errors import InputError, ServerError
 
 #: How often to poll ``/health`` while the server loads its model (s).
 HEALTH_POLL_S = 0.2
+
+
+#: A ``{name}`` left after filling: a typo of a placeholder. JSON arguments
+#: (``{"a": 1}``) do not match, since they are not a bare lowercase word.
+_PLACEHOLDER = re.compile(r"\{[a-z_]+\}")
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -57,8 +63,32 @@ def render_command(template: str | Sequence[str], **fields: object) -> list[str]
     for arg in argv:
         for key, value in fields.items():
             arg = arg.replace("{" + key + "}", str(value))
+        unknown = _PLACEHOLDER.findall(arg)
+        if unknown:
+            raise InputError(
+                f"--server-cmd has unknown placeholder {unknown[0]}; known: "
+                + ", ".join("{" + k + "}" for k in fields)
+            )
         out.append(arg)
     return out
+
+
+def validate_base_url(base_url: str) -> str:
+    """Check that ``base_url`` is ``http(s)://host[:port][/path]``; return it without a trailing /.
+
+    Raises:
+        InputError: empty, another scheme, no host, or a port outside 1–65535.
+    """
+    try:
+        url = httpx.URL(base_url)
+        port = url.port
+    except (httpx.InvalidURL, ValueError, TypeError) as e:
+        raise InputError(f"--url {base_url!r} is not a valid URL: {e}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise InputError(f"--url must look like http://HOST:PORT, got {base_url!r}")
+    if port is not None and not 0 < port < 65536:
+        raise InputError(f"--url port must be 1–65535, got {port}")
+    return base_url.rstrip("/")
 
 
 def check_reachable(base_url: str, timeout_s: float = 10.0) -> None:
@@ -108,9 +138,12 @@ class ManagedServer:
         self.port = port or free_port(host)
         self.argv = render_command(command, port=self.port, host=host)
         self.health_timeout_s = health_timeout_s
-        self.log_path = log_path or Path(
-            tempfile.mkstemp(prefix="tokcaliper-server-", suffix=".log")[1]
-        )
+        self._own_log = log_path is None
+        if log_path is None:
+            fd, name = tempfile.mkstemp(prefix="tokcaliper-server-", suffix=".log")
+            os.close(fd)
+            log_path = Path(name)
+        self.log_path = log_path
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -189,10 +222,20 @@ class ManagedServer:
         return lines[-1].strip() if lines else ""
 
     def stop(self, grace_s: float = 10.0) -> None:
-        """SIGTERM the process group, then SIGKILL after ``grace_s``. Idempotent."""
+        """SIGTERM the process group, then SIGKILL after ``grace_s``. Idempotent.
+
+        A temporary log is deleted when the server was still running (a clean
+        stop); the log of a server that died is kept, since errors name it.
+        """
         proc = self.proc
         if proc is None or proc.poll() is not None:
             return
+        self._stop(proc, grace_s)
+        if self._own_log:
+            self.log_path.unlink(missing_ok=True)
+
+    @staticmethod
+    def _stop(proc: subprocess.Popen[bytes], grace_s: float) -> None:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=grace_s)

@@ -74,9 +74,14 @@ def _check_effect(delta: float) -> None:
         raise InputError(f"--effect must be > 0, got {_num(delta)}")
 
 
+#: Largest run count we compute with: beyond it the answer is "never", and
+#: floats stop being exact integers long before 2**53.
+MAX_RUNS = 10**9
+
+
 def _check_n(n: int, minimum: int = 1, why: str = "") -> None:
-    if isinstance(n, bool) or not (isinstance(n, numbers.Integral) and n >= minimum):
-        raise InputError(f"--n must be an integer >= {minimum}{why}, got {n}")
+    if isinstance(n, bool) or not (isinstance(n, numbers.Integral) and minimum <= n <= MAX_RUNS):
+        raise InputError(f"--n must be an integer between {minimum} and {MAX_RUNS:,}{why}, got {n}")
 
 
 def _check_alpha(alpha: float) -> None:
@@ -84,12 +89,25 @@ def _check_alpha(alpha: float) -> None:
         raise InputError(f"--alpha must be between 0 and 1 (exclusive), got {_num(alpha)}")
 
 
-def _check_power(power: float) -> None:
+def _check_power(power: float, alpha: float | None = None) -> None:
     if not (math.isfinite(power) and 0 < power < 1):
         raise InputError(f"--power must be between 0 and 1 (exclusive), got {_num(power)}")
+    # A two-sided test already rejects with probability α when there is no
+    # effect, so no effect size gives a power at or below α: nothing to solve.
+    if alpha is not None and power <= alpha:
+        raise InputError(
+            f"--power {_num(power)} must exceed --alpha {_num(alpha)}: a test rejects with "
+            "probability alpha even without any effect"
+        )
 
 
 def _ceil(x: float) -> int:
+    """Ceiling of a run count; InputError when it is beyond :data:`MAX_RUNS`."""
+    if not math.isfinite(x) or x > MAX_RUNS:
+        raise InputError(
+            f"that needs more than {MAX_RUNS:,} runs per arm: the effect is far below "
+            "what this ruler can resolve"
+        )
     return int(math.ceil(x - _CEIL_EPS))
 
 
@@ -137,7 +155,8 @@ def n_quick(cv: float, delta: float) -> int:
     Raises:
         InputError: cv ≤ 0 or delta ≤ 0.
     """
-    return max(1, _ceil(n_quick_raw(cv, delta)))
+    # At least 2: one run per arm has no variance, so no test can use it.
+    return max(2, _ceil(n_quick_raw(cv, delta)))
 
 
 # ---------------------------------------------------------------- power-based
@@ -205,7 +224,7 @@ def n_power(cv: float, delta: float, alpha: float = 0.05, power: float = 0.8) ->
     _check_cv(cv)
     _check_effect(delta)
     _check_alpha(alpha)
-    _check_power(power)
+    _check_power(power, alpha)
     solver = _solver()
     d = delta / cv
     if power_at(cv, delta, MIN_N_POWER, alpha) >= power:
@@ -249,12 +268,15 @@ def mde_power(cv: float, n: int, alpha: float = 0.05, power: float = 0.8) -> flo
     _check_cv(cv)
     _check_n(n, MIN_N_POWER, " for a power calculation")
     _check_alpha(alpha)
-    _check_power(power)
+    _check_power(power, alpha)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        d = float(_solver().solve_power(effect_size=None, nobs1=n, alpha=alpha, power=power,
-                                        ratio=1.0, alternative="two-sided"))
-    if not math.isfinite(d):  # pragma: no cover - solver failure, not seen for n ≥ 2
+        try:
+            d = float(_solver().solve_power(effect_size=None, nobs1=n, alpha=alpha, power=power,
+                                            ratio=1.0, alternative="two-sided"))
+        except (ValueError, ArithmeticError):
+            d = math.nan
+    if not math.isfinite(d):
         raise InputError(f"statsmodels could not solve the MDE for n={n}, alpha={alpha}, power={power}")
     return d * cv
 
@@ -372,7 +394,7 @@ def plan(
     _check_effect(effect)
     _check_n(n)
     _check_alpha(alpha)
-    _check_power(power)
+    _check_power(power, alpha)
     if run_seconds is not None and not (math.isfinite(run_seconds) and run_seconds > 0):
         raise InputError(f"--run-seconds must be > 0, got {_num(run_seconds)}")
     if not (math.isfinite(cooldown) and cooldown >= 0):

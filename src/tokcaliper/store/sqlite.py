@@ -90,22 +90,35 @@ def _dumps(obj: object) -> str:
 class Store:
     """A results database at ``path`` (created on first use).
 
+    Args:
+        path: the SQLite file.
+        create: create the file and schema when missing (writers); readers
+            pass False so that a mistyped path is an error, not a new file.
+
     Raises:
-        StoreError: the file cannot be opened/created, is not a tokcaliper
+        InputError: ``create`` is False and the file does not exist.
+        StoreError: the path is a directory, the file is not a tokcaliper
             database, or was written by a newer schema.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"results database {self.path} is a directory, not a file")
+        if not create and not self.path.is_file():
+            raise InputError(f"results database {self.path} does not exist (run `tokcaliper bench` first)")
         try:
             self.conn = sqlite3.connect(self.path, timeout=30)
             self.conn.execute("PRAGMA foreign_keys = ON")
-            self._migrate()
+            self._migrate(create)
         except sqlite3.DatabaseError as e:
             raise StoreError(f"cannot use results database {self.path}: {e}") from None
 
-    def _migrate(self) -> None:
+    def _migrate(self, create: bool) -> None:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0 and not create:
+            # Never turn a user's file into a database by reading it.
+            raise StoreError(f"{self.path} is not a tokcaliper results database")
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"results database {self.path} has schema v{version}; "
@@ -204,6 +217,8 @@ class Store:
             InputError: no such run.
             StoreError: the stored JSON no longer validates.
         """
+        if not 0 < run_id < 2**63:
+            raise InputError(f"no run with id {run_id} in {self.path}")
         row = self.conn.execute(
             """SELECT id, session, arm, repetition, started_at, finished_at, command_line,
                       server_command, server_version, tool_version, host_json, telemetry_json,
@@ -253,6 +268,8 @@ class Store:
             )
         out = []
         for rid in run_ids:
+            if not 0 < rid < 2**63:
+                raise InputError(f"no run with id {rid} in {self.path}")
             row = self.conn.execute(
                 "SELECT value FROM run_scalars WHERE run_id = ? AND metric = ?", (rid, metric)
             ).fetchone()
@@ -275,8 +292,5 @@ def load_metric_values(db_path: str | Path, run_ids: Iterable[int], metric: str)
     Raises:
         InputError: the database does not exist, or as ``metric_values``.
     """
-    p = Path(db_path)
-    if not p.is_file():
-        raise InputError(f"results database {p} does not exist")
-    with Store(p) as store:
+    with Store(db_path, create=False) as store:
         return store.metric_values(list(run_ids), metric)
