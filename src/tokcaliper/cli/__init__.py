@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     command = typer_command()
     try:
-        command.main(args=argv, prog_name="tokcaliper", standalone_mode=False)
+        rv = command.main(args=argv, prog_name="tokcaliper", standalone_mode=False)
     except typer.Exit as e:  # --help, --version-like early exits
         return e.exit_code
     except (typer.Abort, KeyboardInterrupt):
@@ -67,7 +67,10 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    return 0
+    # Non-standalone click returns typer.Exit codes; it turns Ctrl-C into 130.
+    if rv == 130:
+        print("tokcaliper: interrupted", file=sys.stderr)
+    return rv if isinstance(rv, int) else 0
 
 
 def _one_line(text: str) -> str:
