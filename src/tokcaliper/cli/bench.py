@@ -55,14 +55,14 @@ def bench(
 
     from tokcaliper.experiment.runner import RepeatSpec, run_repetitions
     from tokcaliper.load.prompts import load_prompts
-    from tokcaliper.load.summary import RUN_SCALARS, run_scalars
+    from tokcaliper.load.summary import scalar_series
     from tokcaliper.model.run import LoadConfig, Run
     from tokcaliper.report.noise_view import render_noise_floor
     from tokcaliper.report.output import emit, fmt, stderr
     from tokcaliper.report.run_view import render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
-    from tokcaliper.servers.local import find_local_llama, server_version
-    from tokcaliper.servers.managed import ManagedServer, check_reachable, validate_base_url
+    from tokcaliper.servers.managed import validate_base_url
+    from tokcaliper.servers.target import target_server
     from tokcaliper.stats.noise import noise_floor
     from tokcaliper.store import Store
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
@@ -83,27 +83,14 @@ def bench(
     if requests is None and duration is None:
         requests = 8 * concurrency
     if url is not None:
-        url = validate_base_url(url)
+        validate_base_url(url)  # fail before any work
     prompt_set = load_prompts(prompts)
     command_line = shlex.join(["tokcaliper", *sys.argv[1:]])
 
     with ExitStack() as stack:
-        server: ManagedServer | None = None
-        version: str | None = None
-        if url is None:
-            if server_cmd is None:
-                local = find_local_llama()
-                server_cmd = local.command_template()
-                version = local.version()
-            server = ManagedServer(server_cmd, health_timeout_s=health_timeout)
-            stderr.print(f"starting server: {server.command_line}")
-            stack.callback(server.stop)
-            base_url = server.start()
-            if version is None:
-                version = server_version(server.argv[0])
-        else:
-            base_url = url
-            check_reachable(base_url)
+        target = stack.enter_context(target_server(
+            url, server_cmd, health_timeout_s=health_timeout, announce=stderr.print))
+        base_url, version = target.base_url, target.version
         # Opened only now, so that a bad --url or server leaves no new file.
         store = stack.enter_context(Store(db))
 
@@ -117,7 +104,7 @@ def bench(
         )
         spec = RepeatSpec(
             load=cfg, prompts=prompt_set, repeat=repeat, cooldown_s=cooldown, arm=arm,
-            command_line=command_line, server=server, server_version=version,
+            command_line=command_line, server=target.server, server_version=version,
             host=collect_host_info().model_dump(mode="json"),
             telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
             if telemetry_interval > 0 else None,
@@ -148,13 +135,7 @@ def bench(
             on_cooldown=lambda s: progress.update(task, description=f"bench {arm}: cooling down {s:g} s"),
         )
 
-    scalars = [run_scalars(r.metrics) for r in runs]
-    series = {
-        RUN_SCALARS[k]: [s[k] for s in scalars]
-        for k in RUN_SCALARS
-        if all(s[k] is not None for s in scalars)
-    }
-    report = noise_floor(series, effect=effect)
+    report = noise_floor(scalar_series([r.metrics for r in runs]), effect=effect)
     payload = {
         "session": runs[0].session,
         "db": str(db),

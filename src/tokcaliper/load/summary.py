@@ -115,3 +115,17 @@ def run_scalars(m: RunMetrics) -> dict[str, float | None]:
         "tpot_mean_ms": ms(m.tpot_s.mean),
         "e2e_p50_s": m.e2e_s.p50,
     }
+
+
+def scalar_series(metrics: Sequence[RunMetrics]) -> dict[str, list[float]]:
+    """Per :data:`RUN_SCALARS` label, its values over runs, in run order.
+
+    A metric missing (None) in any run is left out, so every series has one
+    value per run and the noise floor's n is the number of runs.
+    """
+    per_run = [run_scalars(m) for m in metrics]
+    return {
+        label: [s[key] for s in per_run]  # type: ignore[misc]
+        for key, label in RUN_SCALARS.items()
+        if per_run and all(s[key] is not None for s in per_run)
+    }
