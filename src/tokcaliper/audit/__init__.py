@@ -16,7 +16,13 @@ from dataclasses import asdict
 from pathlib import Path
 
 from tokcaliper.audit.diff import DiffResult, diff_records
-from tokcaliper.audit.importers import DEFAULT_MAX_BYTES, load_records, parse_record_ref, read_model_file
+from tokcaliper.audit.importers import (
+    DEFAULT_MAX_BYTES,
+    check_max_bytes,
+    load_records,
+    parse_record_ref,
+    read_model_file,
+)
 from tokcaliper.audit.runner import AuditOptions, AuditReport, audit_records
 from tokcaliper.errors import InputError
 from tokcaliper.model.record import Record
@@ -33,6 +39,7 @@ def audit_files(paths: list[Path], options: AuditOptions | None = None,
         InputError: unreadable/unparseable files, or no valid record at all
             (the message lists the first problems by file, index and field).
     """
+    check_max_bytes(max_bytes)
     opts = options or AuditOptions()
     if model_file is not None:
         opts.model_file = read_model_file(model_file)
@@ -40,12 +47,15 @@ def audit_files(paths: list[Path], options: AuditOptions | None = None,
     if not result.records:
         first = "; ".join(str(p) for p in result.problems[:3])
         raise InputError(f"no valid record in {', '.join(result.files) or 'input'}" + (f": {first}" if first else ""))
-    return audit_records(result.records, opts, skipped=[asdict(p) for p in result.problems])
+    report = audit_records(result.records, opts, skipped=[asdict(p) for p in result.problems])
+    report.warnings = result.warnings + report.warnings
+    return report
 
 
-def _one(ref: str, max_bytes: int) -> Record:
+def _one(ref: str, max_bytes: int, warnings: list[str]) -> Record:
     path, idx = parse_record_ref(ref)
     result = load_records([path], max_bytes=max_bytes)
+    warnings += result.warnings
     if idx is None:
         if len(result.records) != 1:
             raise InputError(f"{ref}: holds {len(result.records)} valid records; pick one with {path}#INDEX")
@@ -63,4 +73,7 @@ def diff_files(ref_a: str, ref_b: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Di
     Raises:
         InputError: unreadable file, ambiguous or missing record.
     """
-    return diff_records(_one(ref_a, max_bytes), _one(ref_b, max_bytes))
+    warnings: list[str] = []
+    d = diff_records(_one(ref_a, max_bytes, warnings), _one(ref_b, max_bytes, warnings))
+    d.warnings = warnings
+    return d

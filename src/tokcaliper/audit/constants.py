@@ -35,6 +35,16 @@ DFLASH_SPEEDUP_GSM8K = 3.43
 #: (0.172) meant mostly idle (METHODS.md A2).
 A2_FAIL_BELOW = 0.25
 A2_WARN_BELOW = 0.5
+#: A2: readings above TDP. A board may draw more than its TDP for milliseconds
+#: (transient spikes, which nvidia-smi's averaged ``power.draw`` smooths away)
+#: and factory-overclocked boards raise the default power limit by up to
+#: ~20 % (RTX 4090/5090 partner cards: 600 W on a 575 W part, some 660 W BIOSes),
+#: so a reading up to 1.2 × TDP passes, up to 1.5 × warns. A *sustained*
+#: reading above 1.5 × TDP exceeds what the board's connectors and power
+#: limit allow (a 575 W RTX 5090 has one 600 W 12V-2x6 plug + 75 W slot) — it
+#: is a unit error or a sum over several GPUs, and fails.
+A2_WARN_ABOVE = 1.2
+A2_FAIL_ABOVE = 1.5
 
 #: A3: claim ÷ roofline above this is "at the ceiling" (warn); above 1.0 fail.
 A3_WARN_ABOVE = 0.9
@@ -51,6 +61,9 @@ A5_FAIL_DIFF = 0.20
 A4_FAIL_RHO = 0.9
 A4_WARN_RHO = 0.7
 A4_MIN_N = 3
+#: A4: exact permutation p-values for n up to this (n! orderings: 8! = 40320);
+#: above it, scipy's t-approximation (which prints p = 0 for ρ = ±1 at n = 3).
+A4_EXACT_P_MAX_N = 8
 
 #: A10: a baseline older than this (days) than the record is stale; fewer
 #: runs than M1's minimum of 5 is thin.

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tokcaliper.audit.checks._common import fixed, num
 from tokcaliper.audit.launch import parse_launch
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Status, Verdict
@@ -40,6 +41,7 @@ class DiffResult(BaseModel):
     comparable: bool
     verdict: Verdict
     ratio_b_over_a: float | None
+    warnings: list[str] = []
 
 
 def _norm(v: Any) -> Any:
@@ -100,7 +102,7 @@ def diff_records(a: Record, b: Record) -> DiffResult:
     ratio = rb / ra if ra and rb else None
     arith = [f"{k.name}: {k.a!r} vs {k.b!r}" for k in differing]
     if ratio is not None:
-        arith.append(f"ratio B / A = {rb:.4g} / {ra:.4g} = {ratio:.3f}"
+        arith.append(f"ratio B / A = {num(rb, 4)} / {num(ra, 4)} = {fixed(ratio)}"
                      + (" (not a like-for-like figure)" if differing else ""))
     if differing:
         summary = (f"not comparable: {len(differing)} knob(s) differ ({', '.join(k.name for k in differing)}); "
@@ -109,7 +111,7 @@ def diff_records(a: Record, b: Record) -> DiffResult:
     else:
         summary = "comparable: no knob that matters differs"
         if ratio is not None:
-            summary += f"; B/A = {ratio:.3f} (a single cross-machine pair needs ≥ 42% at CV 15%, M10)"
+            summary += f"; B/A = {fixed(ratio)} (a single cross-machine pair needs ≥ 42% at CV 15%, M10)"
         status = Status.PASS
     v = Verdict(check="A7", title="comparable or not", status=status, summary=summary, arithmetic=arith,
                 inputs={"differing": [k.name for k in differing]},

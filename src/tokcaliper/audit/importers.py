@@ -31,6 +31,7 @@ import json
 import os
 import re
 import shlex
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 @dataclass
 class Problem:
-    """A record that could not be imported: where and why."""
+    """A record that could not be imported: where and why (plain words, no Python internals)."""
 
     file: str
     index: int | str
@@ -56,38 +57,81 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}: record {self.index}: field {self.field}: {self.message}"
+        where = f"{self.file}: record {self.index}"
+        return f"{where}: field {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
 
 
 @dataclass
 class ImportResult:
-    """Records imported from one or more files, and the ones skipped."""
+    """Records imported from one or more files, the ones skipped, and warnings.
+
+    ``warnings`` are one-line notes about input that was read but looks off
+    (a CSV row with fewer cells than columns); the CLI prints them on stderr.
+    """
 
     records: list[Record] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class _FieldError(ValueError):
+    """A source field that cannot be mapped; ``field`` is the user's own field name."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field_name
 
 
 # --------------------------------------------------------------------------- reading
+
+
+def human_bytes(n: float) -> str:
+    """``512`` → ``"512 bytes"``, ``20_480`` → ``"20.5 kB"``, ``10_000_000`` → ``"10 MB"`` (SI units)."""
+    if n < 1000:
+        return f"{int(n)} byte{'s' if n != 1 else ''}"
+    for unit, scale in (("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12)):
+        if n < scale * 1000 or unit == "TB":
+            out = f"{n / scale:g}" if n % scale == 0 else f"{n / scale:.1f}"
+            return f"{out} {unit}"
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def check_max_bytes(max_bytes: int) -> None:
+    """Validate the ``--max-bytes`` ceiling.
+
+    Raises:
+        InputError: a ceiling that is not a positive whole number of bytes.
+    """
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise InputError(f"--max-bytes {max_bytes!r}: must be a positive number of bytes")
 
 
 def read_raw(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """Read a file's raw bytes (A9).
 
     Raises:
-        InputError: missing/unreadable file, or larger than ``max_bytes``.
+        InputError: missing/unreadable file, a directory, or larger than ``max_bytes``.
     """
+    check_max_bytes(max_bytes)
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory (give a file, or a folder of .json files)")
     try:
         size = path.stat().st_size
     except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+        raise InputError(f"{path}: cannot read ({_os_reason(e)})") from None
     if size > max_bytes:
-        raise InputError(f"{path}: {size / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB limit "
+        raise InputError(f"{path}: {human_bytes(size)} is over the {human_bytes(max_bytes)} limit "
                          "(raise it with --max-bytes)")
     try:
         return path.read_bytes()
     except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+        raise InputError(f"{path}: cannot read ({_os_reason(e)})") from None
+
+
+def _os_reason(e: OSError) -> str:
+    """An OS error in plain words (``"permission denied"``), without ``[Errno N]``."""
+    return (e.strerror or "input/output error").lower()
 
 
 def _text(data: bytes, path: Path) -> str:
@@ -97,19 +141,131 @@ def _text(data: bytes, path: Path) -> str:
         raise InputError(f"{path}: not UTF-8 text (bad byte at offset {e.start})") from None
 
 
-def _json(text: str, path: Path, where: str = "") -> Any:
+class _ParseError(ValueError):
+    """JSON that cannot be parsed, with a plain one-line reason."""
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` (``strict=False``) with every failure turned into :class:`_ParseError`.
+
+    Besides syntax errors this covers the two limits of Python's parser that
+    hostile or broken files reach: nesting deeper than the interpreter's
+    recursion limit (RecursionError) and integers longer than
+    ``sys.get_int_max_str_digits()`` (ValueError, CVE-2020-10735 guard).
+    """
     try:
         return json.loads(text, strict=False)
     except json.JSONDecodeError as e:
         cut = e.pos >= len(text.rstrip()) - 1 or e.msg.startswith("Unterminated string")
         what = "truncated JSON" if cut else "invalid JSON"
         ch = repr(text[e.pos]) if e.pos < len(text) else "end of file"
-        raise InputError(f"{path}{where}: {what} at line {e.lineno} column {e.colno} "
-                         f"(near {ch}): {e.msg}") from None
+        raise _ParseError(f"{what} at line {e.lineno} column {e.colno} (near {ch}): {e.msg}") from None
+    except RecursionError:
+        raise _ParseError(f"JSON nested too deeply (more than about {sys.getrecursionlimit()} levels of "
+                          "[ or {): not a record file") from None
+    except ValueError as e:
+        if "digits" in str(e):
+            raise _ParseError(f"a JSON integer has more than {sys.get_int_max_str_digits()} digits: "
+                              "no published figure is that long") from None
+        raise _ParseError(f"invalid JSON ({e})") from None
 
 
-def _rows(path: Path, max_bytes: int) -> tuple[list[tuple[int | str, Any]], list[Problem], dict[str, Any]]:
-    """Rows of one file: ``[(index, row)]``, per-line problems, and file-level context."""
+def _json(text: str, path: Path, where: str = "") -> Any:
+    try:
+        return _loads(text)
+    except _ParseError as e:
+        raise InputError(f"{path}{where}: {e}") from None
+
+
+def _csv_reason(e: csv.Error, start: int, end: int, header: bool = False) -> str:
+    msg = str(e)
+    if "unexpected end of data" in msg:
+        span = f"line {start}" if end <= start else f"lines {start}–{end}"
+        tail = "" if header else f" ({span} skipped)"
+        return f"unbalanced quote: a quoted cell opened on line {start} is never closed{tail}"
+    if "expected after" in msg:
+        return f"stray quote on line {start}: text follows a closing quote (quote the whole cell, double inner quotes)"
+    return f"malformed CSV on line {start}: {msg}"
+
+
+def _csv_header(names: list[str], path: Path) -> list[str]:
+    """Validate a CSV header: named, unique, and no column both a value and a group.
+
+    Raises:
+        InputError: an unnamed column, a duplicate name, or conflicting dotted names
+            (``model`` and ``model.name``: ``model`` cannot be text and a group at once).
+    """
+    clean = [n.strip() for n in names]
+    seen: dict[str, int] = {}
+    for i, n in enumerate(clean, 1):
+        if not n:
+            raise InputError(f"{path}: header column {i} has no name")
+        if any(not part for part in n.split(".")):
+            raise InputError(f"{path}: header column {i} {n!r}: empty part in a dotted name")
+        if n in seen:
+            raise InputError(f"{path}: header names column {n!r} twice (columns {seen[n]} and {i}); "
+                             "which value to use is ambiguous")
+        seen[n] = i
+    for n in clean:
+        for m in clean:
+            if m.startswith(n + "."):
+                raise InputError(f"{path}: header columns {n!r} and {m!r} conflict: {n!r} cannot be both a "
+                                 f"value and a group of fields (use {n + '.name'!r}-style names only)")
+    return clean
+
+
+def _csv_rows(text: str, path: Path) -> tuple[list[tuple[int | str, Any]], list[Problem], list[str]]:
+    """Rows of a CSV file, strict about quotes and cell counts.
+
+    A cell may be as long as the file (notes can be long): the csv module's
+    131072-character field limit is raised to the file's length while parsing.
+    A malformed row (unbalanced or stray quote, more cells than columns) is a
+    :class:`Problem` by record index and line and is skipped; a row with fewer
+    cells than columns is read with the missing cells empty and a warning.
+    """
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(max(old_limit, len(text) + 1))
+    try:
+        reader = csv.reader(io.StringIO(text), strict=True)
+        try:
+            header = next(reader)
+        except csv.Error as e:
+            raise InputError(f"{path}: header: {_csv_reason(e, 1, reader.line_num, header=True)}") from None
+        names = _csv_header(header, path)
+        rows: list[tuple[int | str, Any]] = []
+        problems: list[Problem] = []
+        warnings: list[str] = []
+        idx = 0
+        while True:
+            start = reader.line_num + 1
+            try:
+                cells = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as e:
+                problems.append(Problem(str(path), f"{idx} (line {start})", "",
+                                        _csv_reason(e, start, reader.line_num)))
+                idx += 1
+                continue
+            if not any(c.strip() for c in cells):
+                continue  # blank line
+            if len(cells) > len(names):
+                problems.append(Problem(str(path), f"{idx} (line {start})", "",
+                                        f"{len(cells)} cells for {len(names)} columns (an unquoted comma in a "
+                                        "value?); row skipped"))
+            else:
+                if len(cells) < len(names):
+                    warnings.append(f"{path}: record {idx} (line {start}): {len(cells)} cells for {len(names)} "
+                                    f"columns; missing cells ({', '.join(names[len(cells):])}) read as empty")
+                rows.append((idx, _unflatten(dict(zip(names, cells)))))
+            idx += 1
+        return rows, problems, warnings
+    finally:
+        csv.field_size_limit(old_limit)
+
+
+def _rows(path: Path, max_bytes: int) -> tuple[list[tuple[int | str, Any]], list[Problem], dict[str, Any], list[str]]:
+    """Rows of one file: ``[(index, row)]``, per-line problems, file-level context, warnings."""
     data = read_raw(path, max_bytes)
     if not data.strip():
         raise InputError(f"{path}: empty file")
@@ -123,34 +279,35 @@ def _rows(path: Path, max_bytes: int) -> tuple[list[tuple[int | str, Any]], list
             if not line.strip():
                 continue
             try:
-                rows.append((len(rows), json.loads(line, strict=False)))
-            except json.JSONDecodeError as e:
-                problems.append(Problem(str(path), f"{len(rows)} (line {n + 1})", "(json)",
-                                        f"invalid JSON at column {e.colno}: {e.msg}"))
+                rows.append((len(rows), _loads(line)))
+            except _ParseError as e:
+                problems.append(Problem(str(path), f"{len(rows)} (line {n + 1})", "", str(e)))
                 rows.append((len(rows), None))
-        return [(i, r) for i, r in rows if r is not None], problems, ctx
+        return [(i, r) for i, r in rows if r is not None], problems, ctx, []
     if suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        return [(i, _unflatten(r)) for i, r in enumerate(reader)], problems, ctx
+        csv_rows, problems, warnings = _csv_rows(text, path)
+        return csv_rows, problems, ctx, warnings
     doc = _json(text, path)
     if isinstance(doc, dict) and isinstance(doc.get("records"), list):
         ctx = {k: v for k, v in doc.items() if k != "records" and not isinstance(v, (list, dict))}
-        return list(enumerate(doc["records"])), problems, ctx
+        return list(enumerate(doc["records"])), problems, ctx, []
     if isinstance(doc, list):
-        return list(enumerate(doc)), problems, ctx
+        return list(enumerate(doc)), problems, ctx, []
     if isinstance(doc, dict):
-        return [(0, doc)], problems, ctx
-    raise InputError(f"{path}: expected a JSON object or list of records, got {type(doc).__name__}")
+        return [(0, doc)], problems, ctx, []
+    raise InputError(f"{path}: expected a JSON object or list of records, got {_show(doc)}")
 
 
 def _unflatten(row: dict[str, str | None]) -> dict[str, Any]:
-    """CSV row with dotted names → nested dict; empty cells → None."""
+    """CSV row with dotted names → nested dict; empty cells → None.
+
+    The header was validated by :func:`_csv_header`, so no name is both a
+    leaf and a group.
+    """
     out: dict[str, Any] = {}
     for key, val in row.items():
-        if key is None:
-            continue
         v: Any = None if val is None or val.strip() == "" else val
-        parts = key.strip().split(".")
+        parts = key.split(".")
         d = out
         for p in parts[:-1]:
             d = d.setdefault(p, {})
@@ -173,11 +330,13 @@ def load_records(paths: list[Path] | Path, max_bytes: int = DEFAULT_MAX_BYTES) -
         InputError: a path that does not exist, an unparseable file, or no
             readable file in a folder.
     """
+    check_max_bytes(max_bytes)
     result = ImportResult()
     for p in [paths] if isinstance(paths, Path) else paths:
         p = Path(p)
         if p.is_dir():
-            files = sorted(f for f in p.iterdir() if f.suffix.lower() in (".json", ".jsonl", ".csv"))
+            files = sorted(f for f in p.iterdir()
+                           if f.suffix.lower() in (".json", ".jsonl", ".csv") and f.is_file())
             if not files:
                 raise InputError(f"{p}: folder holds no .json, .jsonl or .csv files")
         elif p.exists():
@@ -185,9 +344,10 @@ def load_records(paths: list[Path] | Path, max_bytes: int = DEFAULT_MAX_BYTES) -
         else:
             raise InputError(f"{p}: no such file or folder")
         for f in files:
-            rows, problems, ctx = _rows(f, max_bytes)
+            rows, problems, ctx, warnings = _rows(f, max_bytes)
             result.files.append(str(f))
             result.problems += problems
+            result.warnings += warnings
             for idx, row in rows:
                 rec, prob = record_from_row(row, file=str(f), index=idx, context=ctx)
                 if rec is not None:
@@ -223,39 +383,151 @@ def record_from_row(row: Any, *, file: str = "<memory>", index: int | str = 0,
                     context: dict[str, Any] | None = None) -> tuple[Record | None, Problem | None]:
     """Map and validate one row; never raises.
 
+    After mapping, a record without a quantization whose model name carries
+    one (``"zai-org/GLM-5-FP8"``) gets it, with the inference noted in
+    ``provenance.assumptions`` (:func:`_infer_quant_from_name`).
+
     Returns:
-        ``(record, None)`` or ``(None, problem)`` naming file, index and field.
+        ``(record, None)`` or ``(None, problem)`` naming file, index and field
+        in plain words (``field tok_s_decode: expected a number, got 'lots'``).
     """
     shape = detect_shape(row)
+    fname = os.path.basename(file) if file != "<memory>" else None
     mappers = {
         "native": record_from_native,
         "localmaxxing": record_from_localmaxxing,
-        "vllm_bench": record_from_vllm_bench,
+        "vllm_bench": lambda r: record_from_vllm_bench(r, fname),
         "llama_bench": record_from_llama_bench,
         "llama_server": lambda r: record_from_llama_server_response(r, None),
     }
     if shape == "unknown":
-        keys = ", ".join(list(row)[:6]) if isinstance(row, dict) else type(row).__name__
-        return None, Problem(file, index, "(shape)", f"not a recognised record shape (keys: {keys})")
+        if isinstance(row, dict):
+            keys = ", ".join(str(k) for k in list(row)[:6]) or "none"
+            return None, Problem(file, index, "", f"not a recognised record shape (keys: {keys})")
+        return None, Problem(file, index, "", f"not a record: expected an object, got {_show(row)}")
     try:
         rec = mappers[shape](row)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"]) or "(record)"
-        got = err.get("input")
-        got_s = "" if isinstance(got, dict) else f" (got {got!r})"
-        more = f"; and {len(e.errors()) - 1} more" if len(e.errors()) > 1 else ""
-        src = _SOURCE_FIELD.get(shape, {}).get(loc)
+        errs = e.errors()
+        err = errs[0]
+        loc = _loc(err["loc"]) or "(record)"
+        more = f"; and {len(errs) - 1} more" if len(errs) > 1 else ""
+        src = _SOURCE_FIELD.get(shape, {}).get(loc.split("[")[0])
         loc_s = f"{loc} (from {src})" if src else loc
-        return None, Problem(file, index, loc_s, f"{err['msg']}{got_s}{more}")
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        return None, Problem(file, index, "(mapping)", f"{shape} row: {type(e).__name__}: {e}")
+        return None, Problem(file, index, loc_s, describe_error(err) + more)
+    except _FieldError as e:
+        return None, Problem(file, index, e.field, str(e))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return None, Problem(file, index, "", f"could not read this {shape.replace('_', ' ')} record: a field "
+                             "has an unexpected type or is missing")
     prov = dict(rec.provenance)
     prov.update({"file": file, "index": index, "importer": shape})
     if context and context.get("source") and not rec.source_url:
         rec.source_url = str(context["source"])
     rec.provenance = prov
+    _infer_quant_from_name(rec)
     return rec, None
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    """pydantic location → ``"power_w[1]"``, ``"speculative.al"``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _show(v: Any) -> str:
+    """A value as a user would recognise it, short: ``'lots'``, ``true``, ``a list``, ``a 400-digit number``."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, dict):
+        return "an object"
+    if isinstance(v, (list, tuple)):
+        return "a list"
+    if isinstance(v, int):
+        digits = len(str(abs(v))) if abs(v) < 10 ** 4000 else 4000
+        return f"a {digits}-digit integer" if digits > 15 else str(v)
+    if isinstance(v, float):
+        return repr(v) if abs(v) < 1e15 or v != v else f"{v:.3e}"
+    if isinstance(v, str):
+        return repr(v if len(v) <= 40 else v[:37] + "…")
+    return f"a {type(v).__name__}"
+
+
+def describe_error(err: dict[str, Any]) -> str:
+    """One pydantic error as a plain sentence: ``"expected a number, got 'lots'"``."""
+    t = err.get("type", "")
+    ctx = err.get("ctx") or {}
+    got = _show(err.get("input"))
+    if t in ("float_parsing", "float_type"):
+        raw = err.get("input")
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            return f"number too large ({got}; the largest is about 1.8e308)"
+        return f"expected a number, got {got}"
+    if t in ("int_parsing", "int_type", "int_from_float", "int_parsing_size"):
+        return f"expected a whole number, got {got}"
+    if t == "greater_than":
+        return f"must be greater than {ctx.get('gt')}, got {got}"
+    if t == "greater_than_equal":
+        return f"must be at least {ctx.get('ge')}, got {got}"
+    if t == "less_than_equal":
+        return f"must be at most {ctx.get('le')}, got {got}"
+    if t == "less_than":
+        return f"must be less than {ctx.get('lt')}, got {got}"
+    if t == "finite_number":
+        return f"must be a finite number, got {got}"
+    if t == "extra_forbidden":
+        return "unknown field (not part of the record format)"
+    if t == "string_type":
+        return f"expected text, got {got}"
+    if t in ("bool_type", "bool_parsing"):
+        return f"expected true or false, got {got}"
+    if t in ("model_type", "dict_type", "model_attributes_type"):
+        return f"expected an object with fields, got {got}"
+    if t == "list_type":
+        return f"expected a list, got {got}"
+    if t == "literal_error":
+        return f"expected one of {ctx.get('expected')}, got {got}"
+    if t == "missing":
+        return "required field missing"
+    if t == "value_error":
+        return str(ctx.get("error") or err.get("msg", "invalid value"))
+    msg = str(err.get("msg", "invalid value"))
+    return f"{msg[0].lower()}{msg[1:]}, got {got}" if msg else f"invalid value {got}"
+
+
+def _infer_quant_from_name(rec: Record) -> None:
+    """Fill ``quantization.weights`` from a format named in the model name (``GLM-5-FP8`` → FP8).
+
+    Only when the record gives no quantization and the name holds exactly one
+    known format as a whole token (split on ``/ - _ .`` and spaces, K-quant
+    names such as ``Q4_K_M`` kept whole). Two different formats → nothing
+    inferred (ambiguous). The inference is recorded in the assumptions.
+    """
+    if rec.quantization.weights or rec.quantization.bytes_per_param or not rec.model.name:
+        return
+    from tokcaliper.audit.facts.quant import bits_per_weight
+
+    name = rec.model.name.upper()
+    found: dict[str, str] = {}
+    for m in re.finditer(r"(?<![A-Z0-9])(I?Q\d_K(?:_[A-Z]+)?|IQ\d_[A-Z]+|Q\d_\d)(?![A-Z0-9])", name):
+        q = bits_per_weight(m.group(1))
+        if q:
+            found[q.matched] = m.group(1)
+    for tok in re.split(r"[\s/\-_.]+", name):
+        if tok and not re.fullmatch(r"\d+B?", tok) and tok not in ("K", "S", "M", "L", "XL"):
+            q = bits_per_weight(tok)
+            if q is not None and q.confident:
+                found.setdefault(q.matched, tok)
+    if len(found) != 1:
+        return
+    matched, tok = next(iter(found.items()))
+    rec.quantization.weights = matched
+    rec.provenance = {**rec.provenance, "assumptions": list(rec.provenance.get("assumptions", [])) + [
+        f"quantization {matched} inferred from the model name {rec.model.name!r} (none was given)"]}
 
 
 #: record field → source field, for error messages naming the user's own field.
@@ -281,21 +553,36 @@ def record_from_native(row: dict[str, Any]) -> Record:
     row = dict(row)
     pw = row.get("power_w")
     if isinstance(pw, str):
-        row["power_w"] = [float(x) for x in re.split(r"[;, ]+", pw.strip()) if x]
+        parts = [x for x in re.split(r"[;, ]+", pw.strip()) if x]
+        try:
+            row["power_w"] = [float(x) for x in parts]
+        except ValueError:
+            raise _FieldError("power_w", f"expected numbers separated by ';', got {_show(pw)}") from None
     elif pw is None and "power_w" in row:
         row["power_w"] = []
     rec = Record.model_validate(row)
     return _fill_from_launch(rec)
 
 
-def _num(v: Any) -> float | None:
+def _num(v: Any, field_name: str = "(number)") -> float | None:
+    """A source number (or numeric text); None/"" → None.
+
+    Raises:
+        _FieldError: anything else (text that is not a number, a boolean, a list…),
+            naming ``field_name`` as the source spells it.
+    """
     if v is None or v == "":
         return None
-    return float(v)
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise _FieldError(field_name, f"expected a number, got {_show(v)}")
+    try:
+        return float(v)
+    except (ValueError, OverflowError):
+        raise _FieldError(field_name, f"expected a number, got {_show(v)}") from None
 
 
-def _billions(v: Any) -> float | None:
-    n = _num(v)
+def _billions(v: Any, field_name: str) -> float | None:
+    n = _num(v, field_name)
     return None if n is None else n * 1e9
 
 
@@ -324,22 +611,22 @@ def record_from_localmaxxing(row: dict[str, Any]) -> Record:
     eng = row.get("engine")
     flags = row.get("engineFlags") or {}
     if isinstance(m, dict):  # live shape
-        params = _num(m.get("params"))
-        active = _num(m.get("activeParams"))
+        params = _num(m.get("params"), "model.params")
+        active = _num(m.get("activeParams"), "model.activeParams")
         # live rows give params in billions when small numbers, raw counts otherwise
         model = {"name": m.get("hfId") or m.get("name"),
                  "params_total": None if params is None else (params * 1e9 if params < 1e5 else params),
                  "params_active": None if active is None else (active * 1e9 if active < 1e5 else active),
                  "is_moe": m.get("isMoE")}
     else:
-        model = {"name": row.get("hfId") or m, "params_total": _billions(row.get("paramsB")),
-                 "params_active": _billions(row.get("activeParamsB"))}
+        model = {"name": row.get("hfId") or m, "params_total": _billions(row.get("paramsB"), "paramsB"),
+                 "params_active": _billions(row.get("activeParamsB"), "activeParamsB")}
         assumptions.append("paramsB/activeParamsB read as billions; activeParamsB null = unknown")
     if isinstance(hw, dict):
         hardware = {"gpu_name": hw.get("gpuName"), "gpu_count": hw.get("gpuCount") or 1}
     else:
         hardware = {"gpu_name": hw or row.get("hardwareTemplate"), "gpu_count": row.get("deviceCount") or 1}
-        mem = _num(row.get("memoryGB"))
+        mem = _num(row.get("memoryGB"), "memoryGB")
         if mem:
             hardware["memory_gb"] = mem
     if isinstance(eng, dict):
@@ -422,6 +709,19 @@ def _is_llama_cpp(rec: Record) -> bool:
     return "llamacpp" in name or "llama-server" in cmd or "llama-cli" in cmd
 
 
+def _tp_from_filename(filename: str | None) -> int | None:
+    """Tensor-parallel size from a file name token ``tp8`` / ``TP-8`` / ``tp_8``.
+
+    Only when exactly one such token appears, delimited by ``_ - .`` or the
+    ends of the name (``glm5_fp8_vllm_tp8_isl1024…`` → 8); two different values
+    → None (ambiguous).
+    """
+    if not filename:
+        return None
+    hits = {int(m.group(1)) for m in re.finditer(r"(?:^|[_\-.])tp[_\-]?(\d{1,4})(?=$|[_\-.])", filename, re.I)}
+    return hits.pop() if len(hits) == 1 and min(hits) >= 1 else None
+
+
 def record_from_vllm_bench(row: dict[str, Any], filename: str | None = None) -> Record:
     """A ``vllm bench serve --save-result`` JSON document.
 
@@ -430,27 +730,52 @@ def record_from_vllm_bench(row: dict[str, Any], filename: str | None = None) -> 
     names without the suffix (``median_ttft``). The unit assumed is recorded in
     ``provenance.assumptions``. Per-stream decode rate = 1 / median TPOT.
 
+    GPU count: the file's own ``tensor_parallel_size`` (or ``tp`` /
+    ``tp_size``) times ``pipeline_parallel_size`` when present; otherwise a
+    single unambiguous ``tpN`` token in the file name (InferenceX names files
+    ``…_vllm_tp8_…``), assuming one GPU per TP rank and no pipeline or data
+    parallelism; the source is recorded in the assumptions. The result files
+    do not name the GPU model, so it stays unknown (give ``--bandwidth``).
+    ``completed`` becomes ``requests`` (the totals add up over that many
+    requests, which A5 needs).
+
     Raises:
-        pydantic.ValidationError: a bad field.
+        pydantic.ValidationError: a bad field; _FieldError: a non-numeric latency.
     """
     assumptions: list[str] = []
     if "median_ttft_ms" in row or "median_tpot_ms" in row:
-        ttft_ms = _num(row.get("median_ttft_ms"))
-        tpot_s = None if row.get("median_tpot_ms") is None else _num(row["median_tpot_ms"]) / 1000
+        ttft_ms = _num(row.get("median_ttft_ms"), "median_ttft_ms")
+        tpot_ms = _num(row.get("median_tpot_ms"), "median_tpot_ms")
+        tpot_s = None if tpot_ms is None else tpot_ms / 1000
         assumptions.append("latencies in milliseconds (*_ms names, upstream vllm bench serve)")
     else:
-        t = _num(row.get("median_ttft"))
+        t = _num(row.get("median_ttft"), "median_ttft")
         ttft_ms = None if t is None else t * 1000
-        tpot_s = _num(row.get("median_tpot"))
+        tpot_s = _num(row.get("median_tpot"), "median_tpot")
         if t is not None or tpot_s is not None:
             assumptions.append("latencies in seconds (names without _ms: derived client convention)")
     assumptions.append("tok_s_decode = 1 / median TPOT (per stream); output_throughput = aggregate")
+    hardware: dict[str, Any] = {}
+    tp_key = next((k for k in ("tensor_parallel_size", "tp_size", "tp") if row.get(k) is not None), None)
+    if tp_key is not None:
+        tp = _num(row[tp_key], tp_key)
+        pp = _num(row.get("pipeline_parallel_size"), "pipeline_parallel_size") or 1
+        hardware = {"gpu_count": tp * pp, "split_mode": "tensor" if pp == 1 else None}
+        assumptions.append(f"GPU count {tp * pp:g} from {tp_key}" + (" × pipeline_parallel_size" if pp != 1 else ""))
+    else:
+        tp_name = _tp_from_filename(filename)
+        if tp_name is not None:
+            hardware = {"gpu_count": tp_name, "split_mode": "tensor"}
+            assumptions.append(f"GPU count {tp_name} from 'tp{tp_name}' in the file name {filename!r} "
+                               "(one GPU per tensor-parallel rank; no pipeline/data parallelism assumed)")
     rec = Record.model_validate({
         "id": filename or row.get("date"),
         "date": row.get("date"),
         "model": {"name": row.get("model_id")},
+        "hardware": hardware,
         "engine": {"name": "vllm", "version": row.get("vllm_version") or row.get("version")},
         "concurrency": row.get("max_concurrency"),
+        "requests": row.get("completed"),
         "prompt_tokens": row.get("total_input_tokens"),
         "output_tokens": row.get("total_output_tokens"),
         "seconds": row.get("duration"),
@@ -472,11 +797,13 @@ def record_from_llama_bench(row: dict[str, Any]) -> Record:
     Raises:
         pydantic.ValidationError: a bad field.
     """
-    n_gen, n_prompt = int(row.get("n_gen") or 0), int(row.get("n_prompt") or 0)
+    n_gen, n_prompt = int(_num(row.get("n_gen"), "n_gen") or 0), int(_num(row.get("n_prompt"), "n_prompt") or 0)
     avg_ts = row.get("avg_ts")
     gpu_info = row.get("gpu_info") or ""
+    if not isinstance(gpu_info, str):
+        raise _FieldError("gpu_info", f"expected text, got {_show(gpu_info)}")
     gpus = [g.strip() for g in gpu_info.split(",") if g.strip()]
-    size, nparams = _num(row.get("model_size")), _num(row.get("model_n_params"))
+    size, nparams = _num(row.get("model_size"), "model_size"), _num(row.get("model_n_params"), "model_n_params")
     mtype = row.get("model_type") or ""
     quant = mtype.split()[-1] if mtype else None
     argv = ["llama-bench", "-m", str(row.get("model_filename")), "-p", str(n_prompt), "-n", str(n_gen),
@@ -575,13 +902,17 @@ def read_model_file(path: Path) -> ParamFacts:
     """
     if not path.exists():
         raise InputError(f"{path}: no such model file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory (give a .gguf file or a config.json)")
     if path.suffix.lower() == ".gguf":
         try:
             from gguf import GGUFReader
 
             reader = GGUFReader(str(path))
-        except Exception as e:
-            raise InputError(f"{path}: not a readable GGUF file ({type(e).__name__}: {e})") from None
+        except OSError as e:
+            raise InputError(f"{path}: cannot read ({_os_reason(e)})") from None
+        except Exception:
+            raise InputError(f"{path}: not a readable GGUF file (its header could not be parsed)") from None
         total = float(sum(int(t.n_elements) for t in reader.tensors))
         experts = float(sum(int(t.n_elements) for t in reader.tensors if "_exps" in t.name))
         arch = _gguf_field(reader, "general.architecture")

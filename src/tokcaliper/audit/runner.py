@@ -80,6 +80,7 @@ class AuditReport(BaseModel):
     summary: list[CheckCount]
     suspects: list[Suspect]
     skipped: list[dict[str, Any]] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
     exit_code: int = 0
 
 
@@ -129,7 +130,8 @@ def audit_records(records: list[Record], options: AuditOptions | None = None,
         skipped: malformed records the importer skipped (file, index, field, message).
 
     Returns:
-        :class:`AuditReport`.
+        :class:`AuditReport`; ``warnings`` lists named GPU overrides
+        (``--bandwidth 'Foo'=…``) that matched no record's GPU.
     """
     curves = a4_batch_curve.check_batch(records)
     by_member: dict[int, Verdict] = {}
@@ -178,5 +180,7 @@ def audit_records(records: list[Record], options: AuditOptions | None = None,
            for _, a, f, w in suspects[:5]]
     any_fail = any(a.status == Status.FAIL for a in audits) or any(c.verdict.status == Status.FAIL for c in curves)
     exit_code = 1 if any_fail else (2 if skipped else 0)
+    opts = options or AuditOptions()
+    warnings = opts.gpu.unmatched([r.hardware.gpu_name for r in records])
     return AuditReport(records=audits, curves=[c.verdict for c in curves], summary=summary, suspects=top,
-                       skipped=skipped or [], exit_code=exit_code)
+                       skipped=skipped or [], warnings=warnings, exit_code=exit_code)

@@ -8,6 +8,7 @@ as malformed when none fails).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -18,6 +19,12 @@ from tokcaliper.errors import InputError
 _BW_HELP = "Spec memory bandwidth in GB/s, for every GPU or one: 1792 or 'RTX 5090=1792'. Repeatable."
 _ACH_HELP = "Measured achievable bandwidth in GB/s (preferred by A3 over the spec sheet); NUMBER or NAME=NUMBER."
 _TDP_HELP = "TDP per GPU in W, for every GPU or one: 575 or 'RTX 5090=575'. Repeatable."
+
+
+def _warn(lines: list[str]) -> None:
+    """Warnings go to stderr, one line each, so ``--json`` output stays clean."""
+    for line in lines:
+        print(f"tokcaliper: warning: {line}", file=sys.stderr)
 
 
 @app.command("audit")
@@ -44,16 +51,18 @@ def audit_cmd(
     from tokcaliper.report import audit_view
     from tokcaliper.report.output import emit
 
-    if explain:
+    if explain is not None:
+        if files:
+            raise InputError(f"--explain takes no files (got {', '.join(str(f) for f in files[:3])}): "
+                             "run --explain and the audit separately")
         e = explain_check(explain)
         emit(e, as_json, lambda c: audit_view.render_explain(c, e))
         return
     if not files:
         raise InputError("give at least one record file (or --explain CHECK)")
-    overrides = GPUOverrides(bandwidth=GPUOverrides.parse(bandwidth, "--bandwidth"),
-                             achievable=GPUOverrides.parse(achievable, "--achievable-bandwidth"),
-                             tdp=GPUOverrides.parse(tdp, "--tdp"))
+    overrides = GPUOverrides.from_options(bandwidth, achievable, tdp)
     report = audit_files(files, AuditOptions(gpu=overrides), max_bytes=max_bytes, model_file=model_file)
+    _warn(report.warnings)
     emit(report, as_json, lambda c: audit_view.render_report(c, report, brief=brief))
     if report.exit_code:
         raise typer.Exit(report.exit_code)
@@ -74,6 +83,7 @@ def diff_cmd(
     from tokcaliper.report.output import emit
 
     d = diff_files(rec_a, rec_b)
+    _warn(d.warnings)
     emit(d, as_json, lambda c: audit_view.render_diff(c, d))
     if not d.comparable:
         raise typer.Exit(1)

@@ -9,15 +9,36 @@ milliseconds, ``*_w`` watts, ``seconds`` seconds, ``params_*`` parameter
 counts (not billions), ``memory_gb`` GB (1e9 bytes). Numbers must be finite;
 rates must be > 0; counts must be ≥ 0. A record that breaks these is rejected
 by pydantic with the path of the bad field (e.g. ``tok_s_decode``).
+
+Number fields take numbers, and numeric text (CSV cells are text), but never
+booleans: ``"tok_s_decode": true`` is an error, not 1 tok/s (:data:`Num`,
+:data:`Int`). Rates are not capped: an absurd rate (1e308 tok/s) is a valid
+*record* whose claim the checks then fail with the arithmetic (printed in
+scientific notation, ``checks._common.num``) — rejecting it here would hide
+the reason.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from pathlib import PurePath
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 _CFG = ConfigDict(extra="forbid", allow_inf_nan=False, str_strip_whitespace=False)
+
+
+def _no_bool(v: Any) -> Any:
+    """Reject JSON ``true``/``false`` where a number is expected (pydantic would read 1/0)."""
+    if isinstance(v, bool):
+        raise ValueError(f"expected a number, got {str(v).lower()}")
+    return v
+
+
+#: A float field that refuses booleans (numbers and numeric text are accepted).
+Num = Annotated[float, BeforeValidator(_no_bool)]
+#: An int field that refuses booleans.
+Int = Annotated[int, BeforeValidator(_no_bool)]
 
 SplitMode = Literal["none", "layer", "row", "tensor", "pipeline", "expert"]
 
@@ -34,8 +55,8 @@ class ModelInfo(BaseModel):
 
     model_config = _CFG
     name: str | None = None
-    params_total: float | None = Field(default=None, gt=0)
-    params_active: float | None = Field(default=None, gt=0)
+    params_total: Num | None = Field(default=None, gt=0)
+    params_active: Num | None = Field(default=None, gt=0)
     is_moe: bool | None = None
 
 
@@ -54,10 +75,10 @@ class HardwareInfo(BaseModel):
 
     model_config = _CFG
     gpu_name: str | None = None
-    gpu_count: int = Field(default=1, ge=1)
+    gpu_count: Int = Field(default=1, ge=1)
     split_mode: SplitMode | None = None
-    memory_gb: float | None = Field(default=None, gt=0)
-    power_limit_w: float | None = Field(default=None, gt=0)
+    memory_gb: Num | None = Field(default=None, gt=0)
+    power_limit_w: Num | None = Field(default=None, gt=0)
 
 
 class EngineInfo(BaseModel):
@@ -81,7 +102,7 @@ class QuantInfo(BaseModel):
     model_config = _CFG
     weights: str | None = None
     kv_cache: str | None = None
-    bytes_per_param: float | None = Field(default=None, gt=0, le=8)
+    bytes_per_param: Num | None = Field(default=None, gt=0, le=8)
 
 
 class SpeculativeInfo(BaseModel):
@@ -101,15 +122,15 @@ class SpeculativeInfo(BaseModel):
 
     model_config = _CFG
     method: str | None = None
-    window_k: int | None = Field(default=None, ge=1)
-    block_size: int | None = Field(default=None, ge=1)
-    drafted: int | None = Field(default=None, ge=0)
-    accepted: int | None = Field(default=None, ge=0)
-    al: float | None = Field(default=None, gt=0)
-    al_min: float | None = Field(default=None, gt=0)
-    al_max: float | None = Field(default=None, gt=0)
+    window_k: Int | None = Field(default=None, ge=1)
+    block_size: Int | None = Field(default=None, ge=1)
+    drafted: Int | None = Field(default=None, ge=0)
+    accepted: Int | None = Field(default=None, ge=0)
+    al: Num | None = Field(default=None, gt=0)
+    al_min: Num | None = Field(default=None, gt=0)
+    al_max: Num | None = Field(default=None, gt=0)
     draft_model: str | None = None
-    claimed_speedup: float | None = Field(default=None, gt=0)
+    claimed_speedup: Num | None = Field(default=None, gt=0)
 
 
 class Baseline(BaseModel):
@@ -126,11 +147,11 @@ class Baseline(BaseModel):
     """
 
     model_config = _CFG
-    tok_s: float = Field(gt=0)
+    tok_s: Num = Field(gt=0)
     description: str | None = None
-    power_cap_w: float | None = Field(default=None, gt=0)
+    power_cap_w: Num | None = Field(default=None, gt=0)
     warmed_up: bool | None = None
-    n_runs: int | None = Field(default=None, ge=1)
+    n_runs: Int | None = Field(default=None, ge=1)
     measured_at: str | None = None
     source: str | None = None
 
@@ -141,6 +162,8 @@ class Record(BaseModel):
     Rates: ``tok_s_decode`` is the per-stream decode rate (what a batch-1
     leaderboard reports); ``tok_s_aggregate`` the aggregate output throughput
     over all streams; ``tok_s_prefill`` the prompt-processing rate.
+    ``requests`` is how many requests ``output_tokens`` and ``seconds`` add up
+    over (a vllm bench run: ``completed``); None when unknown.
     ``power_w`` lists power readings in watts, one per GPU (or samples of one).
     ``provenance`` is filled by importers: importer name, file, index and the
     assumptions made while mapping fields (shown with the verdicts).
@@ -160,20 +183,21 @@ class Record(BaseModel):
     engine: EngineInfo = Field(default_factory=EngineInfo)
     quantization: QuantInfo = Field(default_factory=QuantInfo)
     launch_command: str | None = None
-    batch_size: int | None = Field(default=None, ge=1)
-    concurrency: int | None = Field(default=None, ge=1)
-    context_length: int | None = Field(default=None, ge=1)
+    batch_size: Int | None = Field(default=None, ge=1)
+    concurrency: Int | None = Field(default=None, ge=1)
+    context_length: Int | None = Field(default=None, ge=1)
     prefix_cache: bool | None = None
-    prompt_tokens: int | None = Field(default=None, ge=0)
-    output_tokens: int | None = Field(default=None, ge=0)
-    seconds: float | None = Field(default=None, gt=0)
-    tok_s_decode: float | None = Field(default=None, gt=0)
-    tok_s_aggregate: float | None = Field(default=None, gt=0)
-    tok_s_prefill: float | None = Field(default=None, gt=0)
-    ttft_ms: float | None = Field(default=None, ge=0)
-    power_w: list[float] = Field(default_factory=list)
-    temperature: float | None = Field(default=None, ge=0)
-    repetitions: int | None = Field(default=None, ge=1)
+    prompt_tokens: Int | None = Field(default=None, ge=0)
+    output_tokens: Int | None = Field(default=None, ge=0)
+    requests: Int | None = Field(default=None, ge=1)
+    seconds: Num | None = Field(default=None, gt=0)
+    tok_s_decode: Num | None = Field(default=None, gt=0)
+    tok_s_aggregate: Num | None = Field(default=None, gt=0)
+    tok_s_prefill: Num | None = Field(default=None, gt=0)
+    ttft_ms: Num | None = Field(default=None, ge=0)
+    power_w: list[Num] = Field(default_factory=list)
+    temperature: Num | None = Field(default=None, ge=0)
+    repetitions: Int | None = Field(default=None, ge=1)
     notes: str | None = None
     source_url: str | None = None
     speculative: SpeculativeInfo | None = None
@@ -188,9 +212,15 @@ class Record(BaseModel):
         return self
 
     def label(self) -> str:
-        """Short human label: ``"#3 Qwen3.6-27B on 1× RTX 5090"``."""
+        """Short human label: ``"runs.json#3 Qwen3.6-27B on 1× RTX 5090"``.
+
+        The file's base name comes first when the record came from a file, so
+        records from several files (each ``#0``) stay distinguishable.
+        """
         idx = self.provenance.get("index")
-        head = f"#{idx} " if idx is not None else ""
+        file = self.provenance.get("file")
+        name = PurePath(str(file)).name if file else ""
+        head = f"{name}#{idx} " if idx is not None else (f"{name} " if name else "")
         model = self.model.name or "unknown model"
         hw = self.hardware.gpu_name or "unknown hardware"
         return f"{head}{model} on {self.hardware.gpu_count}× {hw}"

@@ -7,6 +7,8 @@ fail/warn counts per check and the most suspicious records.
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -34,7 +36,9 @@ def _sanitize(s: str) -> str:
 
 def render_record(console: Console, a: RecordAudit) -> None:
     """One record's verdict table with sources and importer assumptions."""
-    where = f"{a.file}#{a.index}" if a.file is not None else ""
+    # the label starts with "name.json#3"; show the folder it came from, when any
+    folder = str(PurePath(a.file).parent) if a.file is not None else "."
+    where = f"in {folder}" if folder != "." else ""
     t = Table(title=f"{_sanitize(a.label)}  [dim]{escape(where)}[/]  → {_status(a.status)}", title_justify="left",
               show_lines=True, expand=False)
     t.add_column("check", no_wrap=True)
@@ -91,8 +95,9 @@ def render_report(console: Console, report: AuditReport, brief: bool = False) ->
             for r in s.reasons:
                 console.print(f"[dim]      {escape(_sanitize(r))}[/]")
     for p in report.skipped:
+        field = f"field {escape(_sanitize(str(p['field'])))}: " if p.get("field") else ""
         console.print(f"[red]skipped[/] {escape(_sanitize(str(p['file'])))}: record {p['index']}: "
-                      f"field {escape(str(p['field']))}: {escape(_sanitize(str(p['message'])))}")
+                      f"{field}{escape(_sanitize(str(p['message'])))}")
     verdict = {0: "[green]no record fails[/]", 1: "[bold red]at least one record fails[/]",
                2: "[red]no record fails, but some were skipped as malformed[/]"}[report.exit_code]
     console.print(f"exit {report.exit_code}: {verdict}")

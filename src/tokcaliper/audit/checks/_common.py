@@ -34,18 +34,38 @@ class CheckContext:
     extra_sources: list[str] = field(default_factory=list)
 
 
+#: Magnitudes at or above this print in scientific notation (``1.00e+308``), not 300 digits.
+SCI_ABOVE = 1e9
+
+
 def num(x: float | None, digits: int = 3) -> str:
-    """``x`` with ``digits`` significant figures (no thousands separator); None → "—"."""
+    """``x`` with ``digits`` significant figures (no thousands separator); None → "—".
+
+    Integers below 1e7 print whole; magnitudes ≥ :data:`SCI_ABOVE` (or
+    below 1e-4) print in scientific notation, so an absurd published rate
+    (1e308 tok/s) reads ``1.00e+308`` rather than 309 digits.
+    """
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "—"
     if x == 0:
         return "0"
+    if abs(x) >= SCI_ABOVE or abs(x) < 1e-4:
+        return f"{x:.{max(digits - 1, 0)}e}"
     if float(x).is_integer() and abs(x) < 1e7:
         return str(int(x))
     mag = math.floor(math.log10(abs(x)))
     decimals = max(0, digits - 1 - mag)
     out = f"{x:.{decimals}f}"
     return out.rstrip("0").rstrip(".") if "." in out else out
+
+
+def fixed(x: float, decimals: int = 3) -> str:
+    """``x`` with fixed ``decimals`` (ratios: ``0.172``), scientific at or above :data:`SCI_ABOVE`."""
+    if not math.isfinite(x):
+        return "—"
+    if abs(x) >= SCI_ABOVE:
+        return f"{x:.2e}"
+    return f"{x:.{decimals}f}"
 
 
 def worst(statuses: list[Status]) -> Status:

