@@ -18,12 +18,13 @@ def test_bench_two_repetitions_against_managed_llama_server(tmp_path, local_llam
     proc = subprocess.run(
         [sys.executable, "-m", "tokcaliper", "bench", "--repeat", "2", "--concurrency", "4",
          "--requests", "8", "--max-tokens", "32", "--db", str(db), "--json",
-         "--telemetry-interval", "0.2"],
+         "--telemetry-interval", "0.2", "--idle-seconds", "0.5"],
         capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert len(out["runs"]) == 2
+    assert out["idle_power_w"] is not None
 
     # The process has exited: both runs must be in the store, complete.
     with Store(db) as store:
@@ -58,6 +59,8 @@ def test_bench_two_repetitions_against_managed_llama_server(tmp_path, local_llam
             assert 0 < m.aggregate_output_tok_s <= 4 * fastest + m.completed / m.wall_s
             assert run.server_command and "llama-server" in run.server_command
             assert run.host and run.telemetry is not None
+            # Idle power was measured before the load (empty here: no GPU, no RAPL).
+            assert isinstance(run.host["idle_power_w"], dict) and run.host["idle_seconds"] == 0.5
 
     # Unique prompt tags: run 2 is not served from the prompt cache run 1
     # filled, so it processes about as many new prompt tokens as run 1.

@@ -44,6 +44,8 @@ def bench(
     arm: Annotated[str, typer.Option(help="Label stored with these runs.")] = "default",
     request_timeout: Annotated[float, typer.Option(help="Per-request timeout, seconds.")] = 300.0,
     health_timeout: Annotated[float, typer.Option(help="Seconds to wait for a started server's /health.")] = 180.0,
+    idle_seconds: Annotated[float, typer.Option(
+        help="Seconds of idle power measurement after the server is up, before the first run (0 = off; M5).")] = 3.0,
     telemetry_interval: Annotated[float, typer.Option(help="Telemetry sampling interval, seconds (0 = off).")] = 0.5,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
@@ -78,6 +80,7 @@ def bench(
     _check(math.isfinite(temperature) and temperature >= 0, f"--temperature must be ≥ 0, got {temperature}")
     _check(health_timeout > 0, f"--health-timeout must be > 0, got {health_timeout}")
     _check(telemetry_interval >= 0, f"--telemetry-interval must be ≥ 0, got {telemetry_interval}")
+    _check(math.isfinite(idle_seconds) and idle_seconds >= 0, f"--idle-seconds must be ≥ 0, got {idle_seconds}")
     _check(effect is None or effect > 0, f"--effect must be > 0, got {effect}")
     _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
     if requests is None and duration is None:
@@ -102,10 +105,15 @@ def bench(
             prompts_source=str(prompts) if prompts else "builtin",
             request_timeout_s=request_timeout,
         )
+        host = collect_host_info().model_dump(mode="json")
+        if idle_seconds > 0 and telemetry_interval > 0:
+            stderr.print(f"measuring idle power for {idle_seconds:g} s (M5)")
+            host["idle_power_w"] = TelemetrySampler(interval_s=telemetry_interval).measure_idle(idle_seconds)
+            host["idle_seconds"] = idle_seconds
         spec = RepeatSpec(
             load=cfg, prompts=prompt_set, repeat=repeat, cooldown_s=cooldown, arm=arm,
             command_line=command_line, server=target.server, server_version=version,
-            host=collect_host_info().model_dump(mode="json"),
+            host=host,
             telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
             if telemetry_interval > 0 else None,
             unique_prompts=unique_prompts,
@@ -142,6 +150,7 @@ def bench(
         "config": cfg,
         "server_command": runs[0].server_command,
         "server_version": version,
+        "idle_power_w": host.get("idle_power_w"),
         "runs": [{"id": r.id, "repetition": r.repetition, "metrics": r.metrics} for r in runs],
         "noise_floor": report,
     }
@@ -154,6 +163,13 @@ def bench(
             f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
             f"cool-down {cooldown:g} s; stored in {db} (session {runs[0].session})"
         )
+        if "idle_power_w" in host:
+            idle = host["idle_power_w"]
+            console.print(
+                f"  idle power over {host['idle_seconds']:g} s before load: "
+                + (", ".join(f"{dev} {fmt(w)} W" for dev, w in idle.items()) if idle
+                   else "no power source (no NVML GPU, no RAPL) — not measured")
+            )
         console.print(runs_table(runs))
         render_telemetry(console, runs)
         render_noise_floor(console, report)
