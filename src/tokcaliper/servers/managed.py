@@ -208,10 +208,6 @@ class ManagedServer:
                 f"(last log line: {self.last_log_line()!r}; full log {self.log_path})"
             )
 
-    def is_alive(self) -> bool:
-        """True while the process runs."""
-        return self.proc is not None and self.proc.poll() is None
-
     def last_log_line(self) -> str:
         """The last non-empty line the server printed (for error messages)."""
         try:
