@@ -24,7 +24,7 @@ def test_server_killed_during_second_run(tmp_path, local_llama):
         spec = RepeatSpec(load=cfg, prompts=builtin_prompts(), repeat=3, server=server)
         done: list[int] = []
 
-        def on_request(_rec) -> None:
+        def on_request(_index: int) -> None:
             done.append(1)
             if len(done) == 6 + 2:  # third measured request of run 2
                 os.killpg(server.proc.pid, signal.SIGKILL)

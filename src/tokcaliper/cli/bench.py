@@ -138,7 +138,7 @@ def bench(
 
         runs = run_repetitions(
             spec, store,
-            on_request=lambda _rec: progress.advance(task),
+            on_request=lambda _index: progress.advance(task),
             on_run=on_run,
             on_cooldown=lambda s: progress.update(task, description=f"bench {arm}: cooling down {s:g} s"),
         )

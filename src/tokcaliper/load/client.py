@@ -1,7 +1,8 @@
 """The async streaming client: one chat completion, timestamped on arrival.
 
 The per-chunk path does two appends and one ``perf_counter()`` call; parsing
-is deferred to :func:`tokcaliper.load.sse.parse_stream`. The client's own
+is deferred to the end of the phase (:class:`tokcaliper.load.sse.RawStream`).
+The client's own
 overhead is part of every latency it reports, so this path stays lean
 (well-known peers read TTFT 10–20 ms high at concurrency 64 from per-chunk
 work; see benchmarks/).
@@ -15,8 +16,8 @@ from typing import Any
 
 import aiohttp
 
-from tokcaliper.load.sse import parse_stream
-from tokcaliper.model.run import LoadConfig, RequestRecord
+from tokcaliper.load.sse import RawStream
+from tokcaliper.model.run import LoadConfig
 
 
 def chat_body(cfg: LoadConfig, messages: list[dict[str, str]]) -> dict[str, Any]:
@@ -44,9 +45,8 @@ async def stream_chat(
     body: dict[str, Any],
     *,
     index: int,
-    run_start: float,
     warmup: bool = False,
-) -> RequestRecord:
+) -> RawStream:
     """Send one streamed chat completion and record its timing.
 
     Args:
@@ -54,24 +54,21 @@ async def stream_chat(
         url: full ``/v1/chat/completions`` URL.
         body: request body (see :func:`chat_body`).
         index: request index within the run.
-        run_start: ``perf_counter()`` at the run's start.
         warmup: mark the record as warm-up.
 
     Returns:
-        A :class:`RequestRecord`; transport failures are recorded in ``error``.
+        The unparsed :class:`RawStream`; transport failures are in ``error``.
 
     Raises:
         ServerGone: the connection was refused (the server is not running).
     """
-    chunks: list[bytes] = []
-    stamps: list[float] = []
-    error: str | None = None
-    issued = perf_counter()
+    raw = RawStream(index=index, warmup=warmup, issued=perf_counter())
+    chunks, stamps = raw.chunks, raw.stamps
     try:
         async with session.post(url, json=body) as resp:
             if resp.status != 200:
                 text = (await resp.text())[:200].replace("\n", " ")
-                error = f"HTTP {resp.status}: {text}"
+                raw.error = f"HTTP {resp.status}: {text}"
             else:
                 # Hot path: timestamp, keep the bytes, nothing else.
                 async for data in resp.content.iter_any():
@@ -80,11 +77,8 @@ async def stream_chat(
     except aiohttp.ClientConnectorError as e:
         raise ServerGone(str(e)) from None
     except asyncio.TimeoutError:
-        error = "request timed out"
+        raw.error = "request timed out"
     except aiohttp.ClientError as e:
-        error = f"{type(e).__name__}: {e}"
-    ended = perf_counter()
-    return parse_stream(
-        chunks, stamps, index=index, issued=issued, ended=ended,
-        run_start=run_start, warmup=warmup, error=error,
-    )
+        raw.error = f"{type(e).__name__}: {e}"
+    raw.ended = perf_counter()
+    return raw

@@ -11,9 +11,15 @@ import aiohttp
 from tokcaliper.errors import ServerError
 from tokcaliper.load.client import ServerGone, chat_body, stream_chat
 from tokcaliper.load.prompts import Messages
+from tokcaliper.load.sse import RawStream
 from tokcaliper.model.run import LoadConfig, RequestRecord
 
-OnRequest = Callable[[RequestRecord], None]
+#: Called after each request ends, with the request's index (progress bars).
+OnRequest = Callable[[int], None]
+
+#: Parse the kept streams early once they hold this many bytes (a stall that
+#: bounds memory; at ~300 B per token it takes ~200k tokens in one phase).
+PARSE_BACKLOG_BYTES = 64 * 2**20
 
 
 def salted(messages: Messages, tag: str) -> Messages:
@@ -46,13 +52,15 @@ async def _closed_loop(
 ) -> list[RequestRecord]:
     url = cfg.base_url.rstrip("/") + "/v1/chat/completions"
     records: list[RequestRecord] = []
+    backlog: list[RawStream] = []
+    backlog_bytes = 0
     next_index = 0
     run_start = perf_counter()
     deadline = run_start + duration_s if duration_s else None
     workers = min(cfg.concurrency, count) if count is not None else cfg.concurrency
 
     async def worker() -> None:
-        nonlocal next_index
+        nonlocal next_index, backlog_bytes
         while True:
             if count is not None and next_index >= count:
                 return
@@ -64,12 +72,18 @@ async def _closed_loop(
             if cfg.prompt_salt is not None:
                 messages = salted(messages, f"[{cfg.prompt_salt}.{index_offset + i}] ")
             body = chat_body(cfg, messages)
-            rec = await stream_chat(
-                session, url, body, index=index_offset + i, run_start=run_start, warmup=warmup
-            )
-            records.append(rec)
+            raw = await stream_chat(session, url, body, index=index_offset + i, warmup=warmup)
+            # Parsing waits for the end of the phase: done here it would
+            # delay every other stream's timestamps (measured in
+            # benchmarks/client_overhead.py).
+            backlog.append(raw)
+            backlog_bytes += raw.nbytes
+            if backlog_bytes > PARSE_BACKLOG_BYTES:
+                records.extend(r.parse(run_start) for r in backlog)
+                backlog.clear()
+                backlog_bytes = 0
             if on_request is not None:
-                on_request(rec)
+                on_request(raw.index)
 
     tasks = [asyncio.create_task(worker()) for _ in range(workers)]
     try:
@@ -79,8 +93,10 @@ async def _closed_loop(
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise ServerError(
-            f"server at {cfg.base_url} stopped answering after {len(records)} requests: {e}"
+            f"server at {cfg.base_url} stopped answering after {len(records) + len(backlog)} "
+            f"requests: {e}"
         ) from None
+    records.extend(r.parse(run_start) for r in backlog)
     records.sort(key=lambda r: r.index)
     return records
 

@@ -1,8 +1,10 @@
 """Turn the raw bytes of one streamed chat completion into a RequestRecord.
 
 The client's hot path only timestamps and keeps each network chunk
-(:mod:`tokcaliper.load.client`); all parsing happens here, after the stream
-has ended, so JSON decoding never delays the timestamp of the next token.
+(:mod:`tokcaliper.load.client`) in a :class:`RawStream`; all parsing happens
+here, after the whole phase has ended (see :mod:`tokcaliper.load.driver`), so
+JSON decoding never delays the timestamp of another stream's token or the
+issue of the next request.
 
 An event's arrival time is the arrival time of the network chunk that
 completed its line. Events that arrive in the same chunk share a timestamp
@@ -18,9 +20,43 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from tokcaliper.model.run import RequestRecord
+
+
+@dataclass(slots=True)
+class RawStream:
+    """What the client kept of one request: chunk bytes and arrival times.
+
+    Attributes:
+        index: request index in the run.
+        warmup: whether it is a warm-up request.
+        issued / ended: ``time.perf_counter()`` at issue and at end of stream.
+        chunks / stamps: network chunks and their arrival times (same length).
+        error: a transport error (timeout, reset, HTTP status), if any.
+    """
+
+    index: int
+    warmup: bool
+    issued: float
+    ended: float = 0.0
+    chunks: list[bytes] = field(default_factory=list)
+    stamps: list[float] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held in ``chunks``."""
+        return sum(len(c) for c in self.chunks)
+
+    def parse(self, run_start: float) -> RequestRecord:
+        """The :class:`RequestRecord` of this stream (see :func:`parse_stream`)."""
+        return parse_stream(
+            self.chunks, self.stamps, index=self.index, issued=self.issued, ended=self.ended,
+            run_start=run_start, warmup=self.warmup, error=self.error,
+        )
 
 
 def _has_text(delta: dict[str, Any]) -> bool:
