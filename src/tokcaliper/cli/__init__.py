@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     also becomes one line (set ``TOKCALIPER_DEBUG=1`` for the traceback).
     """
     command = typer_command()
+    sys.unraisablehook = _quiet_interrupts(sys.unraisablehook)
     try:
         rv = command.main(args=argv, prog_name="tokcaliper", standalone_mode=False)
     except typer.Exit as e:  # --help, --version-like early exits
@@ -71,6 +72,21 @@ def main(argv: list[str] | None = None) -> int:
     if rv == 130:
         print("tokcaliper: interrupted", file=sys.stderr)
     return rv if isinstance(rv, int) else 0
+
+
+def _quiet_interrupts(previous):  # type: ignore[no-untyped-def]
+    """An unraisable-exception hook that drops KeyboardInterrupt.
+
+    Ctrl-C can land inside a finalizer (an event loop's ``__del__``), where
+    Python prints it as "Exception ignored … Traceback"; the interrupt itself
+    is still handled (exit 130), so that traceback is only noise.
+    """
+
+    def hook(unraisable) -> None:  # type: ignore[no-untyped-def]
+        if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+            previous(unraisable)
+
+    return hook
 
 
 def _one_line(text: str) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from time import perf_counter
 
 import aiohttp
@@ -148,4 +151,32 @@ def run_phase(
     """Synchronous wrapper of :func:`run_phase_async` (its own event loop)."""
     if warmup and cfg.warmup == 0:
         return []
-    return asyncio.run(run_phase_async(cfg, prompts, warmup=warmup, on_request=on_request))
+    runner = asyncio.Runner()
+    try:
+        with _sigint_deferred():
+            runner.get_loop()  # builds the event loop
+        return runner.run(run_phase_async(cfg, prompts, warmup=warmup, on_request=on_request))
+    finally:
+        runner.close()
+
+
+@contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold Ctrl-C until the block ends, then raise it.
+
+    A KeyboardInterrupt inside ``new_event_loop()`` leaves a half-built loop
+    whose finalizer prints a traceback; the interrupt is delivered right
+    after instead. Outside the main thread signals cannot be handled, so
+    nothing changes there.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
