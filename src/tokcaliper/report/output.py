@@ -21,7 +21,9 @@ from rich.console import Console
 #: Piped output gets a wide page instead of rich's 80-column default, so that
 #: tables are not squeezed into unreadable columns in logs and files.
 stdout = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-stderr = Console(stderr=True, highlight=False)
+#: Messages on stderr are never wrapped: a command line split over two lines
+#: cannot be copied or searched.
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def to_jsonable(obj: Any) -> Any:
