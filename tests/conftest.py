@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,16 +12,21 @@ import pytest
 from tokcaliper.servers.local import LocalLlama, find_local_llama
 from tokcaliper.servers.managed import ManagedServer
 
+#: The project's ``shared/`` folder, beside the checkout (as laid out for
+#: developers and CI): spec, seeds and reference data.
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    """The project's ``shared/`` folder (spec, seeds, reference data)."""
-    for candidate in (SHARED, Path(__file__).resolve().parents[1] / "shared"):
-        if (candidate / "reference").is_dir():
-            return candidate
-    pytest.fail(f"shared/ reference folder not found near {SHARED}")
+def seed_cases() -> dict:
+    """``shared/reference/seed_cases.json`` (read, never copied into the tests).
+
+    ``TOKCALIPER_SEED_CASES`` points elsewhere when set.
+    """
+    path = Path(os.environ.get("TOKCALIPER_SEED_CASES") or SHARED / "reference" / "seed_cases.json")
+    if not path.is_file():
+        pytest.fail(f"seed_cases.json not found at {path}; expected ../shared/reference/ beside the checkout")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")

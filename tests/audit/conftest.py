@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pytest
 
 from tokcaliper.model.record import Record
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 PUBLIC = SHARED / "reference" / "public"
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="session")
-def seed_cases() -> dict:
-    """shared/reference/seed_cases.json."""
-    return json.loads((SHARED / "reference" / "seed_cases.json").read_text())
 
 
 def claim_record(c: dict) -> Record:
