@@ -10,31 +10,21 @@ import inspect
 from types import ModuleType
 
 from tokcaliper.audit import constants, diff, importers
-from tokcaliper.audit.checks import (
-    a1_acceptance,
-    a2_power,
-    a3_roofline,
-    a4_batch_curve,
-    a5_denominator,
-    a6_context,
-    a10_baseline,
-    a11_multiplier,
-)
+from tokcaliper.audit.checks import RECORD_CHECKS, a2_power, a3_roofline, a4_batch_curve
 from tokcaliper.audit.facts import gpus, params, quant
 from tokcaliper.errors import InputError
 
+#: Fact modules whose docstrings also explain a check's constants.
+_FACTS: dict[ModuleType, list[ModuleType]] = {a2_power: [gpus], a3_roofline: [gpus, quant, params]}
+
+#: Check code → (title, modules whose docstrings explain it). Titles and codes
+#: come from the check modules themselves (one source of truth).
 _MODULES: dict[str, tuple[str, list[ModuleType]]] = {
-    "A1": ("acceptance length ÷ draft window", [a1_acceptance]),
-    "A2": ("power ÷ TDP (per GPU)", [a2_power, gpus]),
-    "A3": ("roofline (bandwidth ÷ bytes per token)", [a3_roofline, gpus, quant, params]),
-    "A4": ("curve drawn by the batch", [a4_batch_curve]),
-    "A5": ("what the denominator left out", [a5_denominator]),
-    "A6": ("context of the number", [a6_context]),
-    "A7": ("comparable or not (tokcaliper diff)", [diff]),
-    "A9": ("fetch to disk, then parse (importers)", [importers]),
-    "A10": ("baseline carries its conditions", [a10_baseline]),
-    "A11": ("mechanism vs multiplier", [a11_multiplier]),
+    m.CHECK: (m.TITLE, [m, *_FACTS.get(m, [])]) for m in (*RECORD_CHECKS, a4_batch_curve)
 }
+_MODULES["A7"] = ("comparable or not (tokcaliper diff)", [diff])
+_MODULES["A9"] = ("fetch to disk, then parse (importers)", [importers])
+_MODULES = dict(sorted(_MODULES.items(), key=lambda kv: int(kv[0][1:])))
 
 
 def known_checks() -> list[str]:

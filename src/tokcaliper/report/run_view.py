@@ -10,7 +10,7 @@ from rich.table import Table
 
 from tokcaliper.model.run import Percentiles, Run
 from tokcaliper.report.output import fmt
-from tokcaliper.report.telemetry_view import telemetry_notes, telemetry_table
+from tokcaliper.report.telemetry_view import summaries, telemetry_notes, telemetry_table
 
 
 def _ms(x: float | None) -> str:
@@ -82,12 +82,13 @@ def render_run_detail(console: Console, run: Run) -> None:
 
 def render_telemetry(console: Console, runs: Sequence[Run]) -> None:
     """The telemetry table of ``runs`` and the reasons for what is missing."""
-    table = telemetry_table(runs)
+    summarized = summaries(runs)
+    table = telemetry_table(summarized)
     if table is None:
         console.print("  telemetry: not sampled (--telemetry-interval 0)")
         return
     console.print(table)
-    for note in telemetry_notes(runs):
+    for note in telemetry_notes(summarized):
         console.print(f"  telemetry: {note}")
 
 

@@ -19,19 +19,21 @@ def _throttle(share: dict[str, float]) -> str:
     return ", ".join(f"{k} {100 * v:.0f}%" for k, v in sorted(active.items(), key=lambda kv: -kv[1]))
 
 
-def telemetry_table(runs: Sequence[Run]) -> Table | None:
+def summaries(runs: Sequence[Run]) -> list[tuple[Run, TelemetrySummary]]:
+    """The validated telemetry summary of each run that has one."""
+    return [(run, TelemetrySummary.model_validate(run.telemetry)) for run in runs if run.telemetry]
+
+
+def telemetry_table(summarized: Sequence[tuple[Run, TelemetrySummary]]) -> Table | None:
     """One row per run and device: clocks, power, energy, temperature, throttling.
+
+    Args:
+        summarized: from :func:`summaries`.
 
     Returns None when no run carries telemetry. Each row says how many
     samples it summarises (n), so every figure carries its n.
     """
-    rows = []
-    for run in runs:
-        if not run.telemetry:
-            continue
-        summary = TelemetrySummary.model_validate(run.telemetry)
-        for d in summary.devices:
-            rows.append((run, d))
+    rows = [(run, d) for run, summary in summarized for d in summary.devices]
     if not rows:
         return None
     t = Table(title="telemetry per run (M5)", title_justify="left", box=box.SIMPLE_HEAD)
@@ -49,13 +51,10 @@ def telemetry_table(runs: Sequence[Run]) -> Table | None:
     return t
 
 
-def telemetry_notes(runs: Sequence[Run]) -> list[str]:
+def telemetry_notes(summarized: Sequence[tuple[Run, TelemetrySummary]]) -> list[str]:
     """Why some telemetry is missing (no GPU, no sensors), deduplicated."""
     notes: list[str] = []
-    for run in runs:
-        if not run.telemetry:
-            continue
-        s = TelemetrySummary.model_validate(run.telemetry)
+    for _run, s in summarized:
         reasons = [s.gpu_unavailable_reason] if s.gpu_unavailable_reason else []
         for d in s.devices:
             reasons += [f"{d.device}: {why}" for why in d.unavailable.values()]
