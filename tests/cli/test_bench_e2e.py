@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from tokcaliper.model.metrics import METRICS, run_scalars
 from tokcaliper.store import Store
 
 pytestmark = pytest.mark.server
@@ -30,8 +31,11 @@ def test_bench_two_repetitions_against_managed_llama_server(tmp_path, local_llam
     with Store(db) as store:
         rows = store.list_runs()
         assert [r.repetition for r in rows] == [0, 1]
-        for row in rows:
-            run = store.get_run(row.id)
+        stored = [store.get_run(row.id) for row in rows]
+        # Run order and the rest actually taken between runs are recorded.
+        assert [r.position for r in stored] == [0, 1]
+        assert stored[0].rest_s is None and stored[1].rest_s is not None and stored[1].rest_s >= 0
+        for row, run in zip(rows, stored):
             m = run.metrics
             measured = [r for r in run.requests if not r.warmup]
             assert len(measured) == 8 and m.completed == 8 and m.failed == 0
@@ -58,9 +62,20 @@ def test_bench_two_repetitions_against_managed_llama_server(tmp_path, local_llam
             fastest = max((r.output_tokens - 1) / (r.e2e_s - r.ttft_s) for r in measured)
             assert 0 < m.aggregate_output_tok_s <= 4 * fastest + m.completed / m.wall_s
             assert run.server_command and "llama-server" in run.server_command
-            assert run.host and run.telemetry is not None
-            # Idle power was measured before the load (empty here: no GPU, no RAPL).
-            assert isinstance(run.host["idle_power_w"], dict) and run.host["idle_seconds"] == 0.5
+            assert run.host is not None and run.host.cpu_logical_cores
+            assert run.telemetry is not None and run.telemetry.devices
+            # Idle power was measured before the load; its one home is the
+            # telemetry summary (empty dict here: no GPU, no RAPL).
+            assert isinstance(run.telemetry.idle_power_w, dict)
+            assert run.telemetry.idle_duration_s == 0.5
+            assert [d.device for d in run.start_state] == [d.device for d in run.telemetry.devices]
+            # Every registry metric is produced by the summary of this real run,
+            # and stored under its name.
+            scalars = run_scalars(m)
+            assert set(scalars) == set(METRICS)
+            missing = [name for name, v in scalars.items() if v is None]
+            assert not missing, missing
+            assert store.metric_values([row.id], "ttft_p90_ms") == [pytest.approx(1000 * m.ttft_s.p90)]
 
     # Unique prompt tags: run 2 is not served from the prompt cache run 1
     # filled, so it processes about as many new prompt tokens as run 1.

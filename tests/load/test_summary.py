@@ -2,7 +2,8 @@
 
 import pytest
 
-from tokcaliper.load.summary import decode_rate, run_scalars, summarize
+from tokcaliper.load.summary import decode_rate, summarize
+from tokcaliper.model.metrics import run_scalars
 from tokcaliper.model.run import RequestRecord
 
 

@@ -42,6 +42,9 @@ def bench(
     cooldown: Annotated[float, typer.Option(help="Seconds of rest between runs.")] = 0.0,
     effect: Annotated[Optional[float], typer.Option(help="Expected relative effect (e.g. 0.05): also print the runs per arm it needs.")] = None,
     arm: Annotated[str, typer.Option(help="Label stored with these runs.")] = "default",
+    metric: Annotated[Optional[list[str]], typer.Option(
+        "--metric", help="Metric of the noise-floor report (repeat for several; default: the headline "
+                         "metrics; `tokcaliper metrics` lists all). Every metric is stored either way.")] = None,
     request_timeout: Annotated[float, typer.Option(help="Per-request timeout, seconds.")] = 300.0,
     health_timeout: Annotated[float, typer.Option(help="Seconds to wait for a started server's /health.")] = 180.0,
     idle_seconds: Annotated[float, typer.Option(
@@ -57,7 +60,7 @@ def bench(
 
     from tokcaliper.experiment.runner import RepeatSpec, run_repetitions
     from tokcaliper.load.prompts import load_prompts
-    from tokcaliper.load.summary import scalar_series
+    from tokcaliper.model.metrics import get_metric, scalar_series
     from tokcaliper.model.run import LoadConfig, Run
     from tokcaliper.report.noise_view import render_noise_floor
     from tokcaliper.report.output import emit, fmt, stderr
@@ -83,6 +86,8 @@ def bench(
     _check(math.isfinite(idle_seconds) and idle_seconds >= 0, f"--idle-seconds must be ≥ 0, got {idle_seconds}")
     _check(effect is None or effect > 0, f"--effect must be > 0, got {effect}")
     _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
+    for name in metric or []:
+        get_metric(name)  # an unknown name fails before any work
     if requests is None and duration is None:
         requests = 8 * concurrency
     if url is not None:
@@ -105,15 +110,16 @@ def bench(
             prompts_source=str(prompts) if prompts else "builtin",
             request_timeout_s=request_timeout,
         )
-        host = collect_host_info().model_dump(mode="json")
+        host = collect_host_info()
+        idle_power: dict[str, float] | None = None  # None: not measured
         if idle_seconds > 0 and telemetry_interval > 0:
             stderr.print(f"measuring idle power for {idle_seconds:g} s (M5)")
-            host["idle_power_w"] = TelemetrySampler(interval_s=telemetry_interval).measure_idle(idle_seconds)
-            host["idle_seconds"] = idle_seconds
+            idle_power = TelemetrySampler(interval_s=telemetry_interval).measure_idle(idle_seconds)
         spec = RepeatSpec(
             load=cfg, prompts=prompt_set, repeat=repeat, cooldown_s=cooldown, arm=arm,
             command_line=command_line, server=target.server, server_version=version,
-            host=host,
+            host=host, idle_power_w=idle_power or {},
+            idle_duration_s=idle_seconds if idle_power is not None else None,
             telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
             if telemetry_interval > 0 else None,
             unique_prompts=unique_prompts,
@@ -143,14 +149,14 @@ def bench(
             on_cooldown=lambda s: progress.update(task, description=f"bench {arm}: cooling down {s:g} s"),
         )
 
-    report = noise_floor(scalar_series([r.metrics for r in runs]), effect=effect)
+    report = noise_floor(scalar_series([r.metrics for r in runs], names=metric or None), effect=effect)
     payload = {
         "session": runs[0].session,
         "db": str(db),
         "config": cfg,
         "server_command": runs[0].server_command,
         "server_version": version,
-        "idle_power_w": host.get("idle_power_w"),
+        "idle_power_w": idle_power,
         "runs": [{"id": r.id, "repetition": r.repetition, "metrics": r.metrics} for r in runs],
         "noise_floor": report,
     }
@@ -163,10 +169,10 @@ def bench(
             f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
             f"cool-down {cooldown:g} s; stored in {db} (session {runs[0].session})"
         )
-        if "idle_power_w" in host:
-            idle = host["idle_power_w"]
+        if idle_power is not None:
+            idle = idle_power
             console.print(
-                f"  idle power over {host['idle_seconds']:g} s before load: "
+                f"  idle power over {idle_seconds:g} s before load: "
                 + (", ".join(f"{dev} {fmt(w)} W" for dev, w in idle.items()) if idle
                    else "no power source (no NVML GPU, no RAPL) — not measured")
             )

@@ -119,7 +119,9 @@ def plan_cmd(
     alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level."),
     power: float = typer.Option(0.8, "--power", help="Target power for the power-based n."),
     from_runs: Optional[str] = typer.Option(None, "--from-runs", help="Take the CV from stored runs: ID[,ID...]."),
-    metric: Optional[str] = typer.Option(None, "--metric", help="Metric name for --from-runs."),
+    metric: Optional[str] = typer.Option(
+        None, "--metric",
+        help="Metric name for --from-runs (`tokcaliper metrics` lists them; e.g. aggregate_output_tok_s)."),
     db: Path = typer.Option(Path("tokcaliper.db"), "--db", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:

@@ -14,10 +14,7 @@ import uuid
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Protocol
-
-from pydantic import BaseModel
 
 from tokcaliper import __version__
 from tokcaliper.errors import ServerError
@@ -25,26 +22,23 @@ from tokcaliper.load.driver import OnRequest, run_phase
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.summary import summarize
 from tokcaliper.model.run import LoadConfig, Run
+from tokcaliper.model.telemetry import HostInfo, TelemetrySummary
+from tokcaliper.model.timestamps import utc_now_iso
 from tokcaliper.servers.counters import counter_delta, read_counters
 from tokcaliper.servers.managed import ManagedServer
 from tokcaliper.store import Store
 
 
-def utc_now() -> str:
-    """Current UTC time, ISO 8601 with seconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 class Telemetry(Protocol):
     """What the runner needs from a telemetry sampler (e.g.
     :class:`tokcaliper.telemetry.TelemetrySampler`): a context manager around
-    one run whose ``summary()`` returns a pydantic model."""
+    one run whose ``summary()`` returns the run's telemetry summary."""
 
     def __enter__(self) -> Any: ...
 
     def __exit__(self, *exc: object) -> Any: ...
 
-    def summary(self) -> BaseModel: ...
+    def summary(self) -> TelemetrySummary: ...
 
 
 @dataclass
@@ -62,6 +56,9 @@ class RepeatSpec:
         server_version: version string of the server, if known.
         host: host information stored with every run.
         telemetry: factory of a fresh sampler per run, or None.
+        idle_power_w / idle_duration_s: idle power per device measured once
+            before the first run (M5); copied into every run's telemetry
+            summary, its one home.
         unique_prompts: tag every request's prompt uniquely (see
             :func:`tokcaliper.load.driver.salted`) so that repetitions do not
             hit a prompt cache that earlier repetitions filled.
@@ -75,8 +72,10 @@ class RepeatSpec:
     command_line: str = ""
     server: ManagedServer | None = None
     server_version: str | None = None
-    host: dict[str, Any] = field(default_factory=dict)
+    host: HostInfo | None = None
     telemetry: Callable[[], Telemetry] | None = None
+    idle_power_w: dict[str, float] = field(default_factory=dict)
+    idle_duration_s: float | None = None
     unique_prompts: bool = True
 
 
@@ -98,9 +97,11 @@ def run_repetitions(
     """
     session = uuid.uuid4().hex[:12]
     runs: list[Run] = []
+    previous_end: float | None = None
     try:
         for rep in range(spec.repeat):
-            runs.append(_one_run(spec, store, session, rep, on_request, on_cooldown))
+            run, previous_end = _one_run(spec, store, session, rep, previous_end, on_request, on_cooldown)
+            runs.append(run)
             if on_run is not None:
                 on_run(runs[-1])
     except ServerError as e:
@@ -114,10 +115,15 @@ def _one_run(
     store: Store,
     session: str,
     rep: int,
+    previous_end: float | None,
     on_request: OnRequest | None,
     on_cooldown: Callable[[float], None] | None,
-) -> Run:
-    """One repetition: warm-up, counters, telemetry, load, store."""
+) -> tuple[Run, float]:
+    """One repetition: warm-up, counters, telemetry, load, store.
+
+    ``previous_end`` is the monotonic time the session's previous run ended
+    (None for the first); returns the stored run and this run's end time.
+    """
     if rep > 0 and spec.cooldown_s > 0:
         if on_cooldown is not None:
             on_cooldown(spec.cooldown_s)
@@ -127,7 +133,8 @@ def _one_run(
     load = spec.load
     if spec.unique_prompts:
         load = load.model_copy(update={"prompt_salt": f"{session}.{rep}"})
-    started = utc_now()
+    started = utc_now_iso()
+    start_mono = time.monotonic()
     warm = run_phase(load, spec.prompts, warmup=True)
     before = read_counters(load.base_url)
     sampler = spec.telemetry() if spec.telemetry else nullcontext()
@@ -137,13 +144,18 @@ def _one_run(
         finally:
             if spec.server is not None:
                 spec.server.raise_if_dead()
-    finished = utc_now()
+    finished = utc_now_iso()
+    end_mono = time.monotonic()
     after = read_counters(load.base_url)
     telemetry = None
     if spec.telemetry is not None:
-        telemetry = sampler.summary().model_dump(mode="json")  # type: ignore[union-attr]
+        telemetry = sampler.summary()  # type: ignore[union-attr]
+        telemetry.idle_power_w = dict(spec.idle_power_w)
+        telemetry.idle_duration_s = spec.idle_duration_s
     run = Run(
-        session=session, arm=spec.arm, repetition=rep, started_at=started,
+        session=session, arm=spec.arm, repetition=rep, position=rep,
+        rest_s=None if previous_end is None else start_mono - previous_end,
+        started_at=started,
         finished_at=finished, command_line=spec.command_line,
         server_command=spec.server.command_line if spec.server else None,
         server_version=spec.server_version, tool_version=__version__, host=spec.host,
@@ -151,4 +163,4 @@ def _one_run(
         config=load, metrics=summarize(records), requests=records,
     )
     store.save_run(run)
-    return run
+    return run, end_mono

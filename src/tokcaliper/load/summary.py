@@ -4,7 +4,9 @@ Definitions follow the usual serving benchmarks (vLLM ``bench serve``,
 genai-perf): TTFT = issue → first generated token; ITL = gap between
 consecutive tokens of one stream; TPOT = (E2E − TTFT) ÷ (output tokens − 1);
 aggregate output throughput = all output tokens ÷ the run's wall time.
-Percentiles use numpy's default linear interpolation.
+Percentiles use numpy's default linear interpolation. The scalar metrics
+taken from a summary (names, units, direction) are in
+:mod:`tokcaliper.model.metrics`.
 """
 
 from __future__ import annotations
@@ -81,51 +83,3 @@ def summarize(records: Sequence[RequestRecord]) -> RunMetrics:
         tpot_s=percentiles(tpots),
         errors=dict(Counter(r.error for r in failed if r.error)),
     )
-
-
-#: The per-run scalar metrics compared across repetitions, with their units.
-#: Keys are the names users give to ``--metric`` and that the store indexes.
-RUN_SCALARS: dict[str, str] = {
-    "aggregate_output_tok_s": "aggregate output tok/s",
-    "per_stream_decode_tok_s_mean": "per-stream decode tok/s (mean)",
-    "request_throughput_rps": "request throughput req/s",
-    "ttft_p50_ms": "TTFT p50 (ms)",
-    "ttft_p99_ms": "TTFT p99 (ms)",
-    "itl_p50_ms": "ITL p50 (ms)",
-    "itl_p99_ms": "ITL p99 (ms)",
-    "tpot_mean_ms": "TPOT mean (ms)",
-    "e2e_p50_s": "E2E latency p50 (s)",
-}
-
-
-def run_scalars(m: RunMetrics) -> dict[str, float | None]:
-    """The :data:`RUN_SCALARS` of one run (ms for TTFT/ITL/TPOT)."""
-
-    def ms(x: float | None) -> float | None:
-        return None if x is None else 1000.0 * x
-
-    return {
-        "aggregate_output_tok_s": m.aggregate_output_tok_s,
-        "per_stream_decode_tok_s_mean": m.per_stream_decode_tok_s_mean,
-        "request_throughput_rps": m.request_throughput_rps,
-        "ttft_p50_ms": ms(m.ttft_s.p50),
-        "ttft_p99_ms": ms(m.ttft_s.p99),
-        "itl_p50_ms": ms(m.itl_s.p50),
-        "itl_p99_ms": ms(m.itl_s.p99),
-        "tpot_mean_ms": ms(m.tpot_s.mean),
-        "e2e_p50_s": m.e2e_s.p50,
-    }
-
-
-def scalar_series(metrics: Sequence[RunMetrics]) -> dict[str, list[float]]:
-    """Per :data:`RUN_SCALARS` label, its values over runs, in run order.
-
-    A metric missing (None) in any run is left out, so every series has one
-    value per run and the noise floor's n is the number of runs.
-    """
-    per_run = [run_scalars(m) for m in metrics]
-    return {
-        label: [s[key] for s in per_run]  # type: ignore[misc]
-        for key, label in RUN_SCALARS.items()
-        if per_run and all(s[key] is not None for s in per_run)
-    }

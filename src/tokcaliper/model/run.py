@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
+
+from tokcaliper.model.telemetry import HostInfo, TelemetrySummary
+from tokcaliper.model.timestamps import UtcTimestamp
 
 
 class RequestRecord(BaseModel):
@@ -132,22 +135,46 @@ class RunMetrics(BaseModel):
     errors: dict[str, int] = Field(default_factory=dict)
 
 
+class DeviceStartState(BaseModel):
+    """One device's state when a run's measured load began (a covariate for M2).
+
+    Attributes:
+        device: device id, e.g. ``"gpu0"`` or ``"cpu"``.
+        clock_mhz: SM clock (GPU) or mean core frequency (CPU) of the first
+            telemetry sample of the run, MHz.
+        temperature_c: temperature of that sample, °C.
+    """
+
+    device: str
+    clock_mhz: float | None = None
+    temperature_c: float | None = None
+
+
 class Run(BaseModel):
     """One run as stored: what was run, where, and what was measured.
 
     Attributes:
         id: database id (None until stored).
-        session: id shared by the runs of one ``bench --repeat`` invocation.
+        session: id shared by the runs of one ``bench --repeat`` invocation or
+            one experiment.
         arm: label of the configuration under test.
-        repetition: 0-based index within the session.
-        started_at / finished_at: UTC ISO timestamps.
+        repetition: 0-based index of this run within its arm.
+        position: 0-based position in the session's run order (all arms); the
+            covariate for drift over run order (M2, M4).
+        rest_s: rest actually taken between the end of the previous run of the
+            session and the start of this one, s (None for the first run).
+        started_at / finished_at: UTC, ISO 8601 with milliseconds
+            (:mod:`tokcaliper.model.timestamps`).
         command_line: the exact tokcaliper command line.
         server_command: the command that started the server (None with --url).
         server_version: the server's version string, if known.
         tool_version: tokcaliper's version.
-        host: host information (see :mod:`tokcaliper.telemetry.host`).
-        telemetry: per-run telemetry summary, if sampled.
+        host: where the run happened (:class:`~tokcaliper.model.telemetry.HostInfo`).
+        telemetry: per-run telemetry summary, if sampled; it is also the one
+            home of the idle power measured before the session's first run.
         counters_delta: server counters (e.g. Prometheus ``/metrics``) after − before.
+        counters_error: why the server counters could not be read (None when
+            they were read, or when the server has none).
         config: the load configuration.
         metrics: the summary of the measured requests.
         requests: every request, warm-up ones included (flagged).
@@ -157,15 +184,34 @@ class Run(BaseModel):
     session: str
     arm: str = "default"
     repetition: int = 0
-    started_at: str
-    finished_at: str
+    position: int | None = None
+    rest_s: float | None = None
+    started_at: UtcTimestamp
+    finished_at: UtcTimestamp
     command_line: str
     server_command: str | None = None
     server_version: str | None = None
     tool_version: str
-    host: dict[str, Any] = Field(default_factory=dict)
-    telemetry: dict[str, Any] | None = None
+    host: HostInfo | None = None
+    telemetry: TelemetrySummary | None = None
     counters_delta: dict[str, float] = Field(default_factory=dict)
+    counters_error: str | None = None
     config: LoadConfig
     metrics: RunMetrics
     requests: list[RequestRecord] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def start_state(self) -> list[DeviceStartState]:
+        """Per device, clock and temperature at the start of the measured load.
+
+        Derived from :attr:`telemetry` (its first sample per device), so it is
+        never stored twice; empty without telemetry.
+        """
+        if self.telemetry is None:
+            return []
+        return [
+            DeviceStartState(device=d.device, clock_mhz=d.clock_start_mhz,
+                             temperature_c=d.temperature_start_c)
+            for d in self.telemetry.devices
+        ]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, computed_field
 
+from tokcaliper.model.timestamps import UtcTimestamp
+
 # Bit → name table for NVML clock-event (formerly "clocks throttle") reasons.
 # Source: nvml.h ``nvmlClocksEventReason*`` / ``nvmlClocksThrottleReason*``
 # (identical bit values; pynvml exposes both spellings). Bits 0x200
@@ -101,7 +103,7 @@ class HostInfo(BaseModel):
         missing: field name → reason.
     """
 
-    timestamp_utc: str
+    timestamp_utc: UtcTimestamp
     hostname: str | None = None
     os: str | None = None
     os_release: str | None = None
@@ -246,8 +248,9 @@ class TelemetrySummary(BaseModel):
         devices: one :class:`DeviceSummary` per sampled device.
         gpu_unavailable_reason: ``"no NVIDIA GPU: <reason>"`` when no GPU was sampled.
         backend_errors: back-end name → reason it was not used or failed.
-        idle_power_w: device → mean idle power, W, from
-            :meth:`tokcaliper.telemetry.TelemetrySampler.measure_idle` (empty if not run).
+        idle_power_w: device → mean idle power, W, measured before the session's
+            first run by :meth:`tokcaliper.telemetry.TelemetrySampler.measure_idle`
+            (empty if not measured). This is the one home of idle power (M5).
         idle_duration_s: length of that idle measurement, s.
         ticks: sampling ticks taken (each tick samples every device).
         missed_ticks: ticks skipped because sampling overran the interval.
@@ -256,8 +259,8 @@ class TelemetrySummary(BaseModel):
     """
 
     interval_s: float
-    started_at_utc: str | None = None
-    ended_at_utc: str | None = None
+    started_at_utc: UtcTimestamp | None = None
+    ended_at_utc: UtcTimestamp | None = None
     duration_s: float | None = None
     devices: list[DeviceSummary] = Field(default_factory=list)
     gpu_unavailable_reason: str | None = None

@@ -3,28 +3,32 @@
 Each run is written in one transaction the moment it finishes, so an
 interrupted session loses nothing already measured. Nested data (config,
 metrics, host, telemetry) is kept as JSON validated by the pydantic models on
-the way in and out; the scalar metrics also go to ``run_scalars`` so that
-queries such as "aggregate tok/s of runs 3–7" need no JSON parsing.
+the way in and out; every metric of the registry (:mod:`tokcaliper.model.metrics`)
+also goes to ``run_scalars`` so that queries such as "aggregate tok/s of runs
+3–7" need no JSON parsing. ``PRAGMA user_version`` is the schema version; opening
+an older database upgrades it step by step (:data:`_MIGRATIONS`), each step in
+one transaction.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
 from tokcaliper.errors import InputError, StoreError
-from tokcaliper.load.summary import RUN_SCALARS, run_scalars
+from tokcaliper.model.metrics import get_metric, run_scalars
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics
+from tokcaliper.model.telemetry import HostInfo, TelemetrySummary
+from tokcaliper.model.timestamps import normalize_utc_iso
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-_MIGRATIONS: dict[int, str] = {
-    1: """
+_SCHEMA_V1 = """
     CREATE TABLE runs (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         session TEXT NOT NULL,
@@ -65,8 +69,63 @@ _MIGRATIONS: dict[int, str] = {
         server_timings_json TEXT,
         PRIMARY KEY (run_id, idx)
     );
-    """,
-}
+    """
+
+
+def _execute_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run ``;``-separated statements inside the caller's transaction
+    (``executescript`` would commit first). The scripts here hold no ``;`` in literals."""
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _migrate_v1(conn: sqlite3.Connection) -> None:
+    _execute_script(conn, _SCHEMA_V1)
+
+
+def _migrate_v2(conn: sqlite3.Connection) -> None:
+    """v1 → v2: typed run fields and one home for idle power.
+
+    - new columns ``position`` (run order), ``rest_s`` (rest before the run)
+      and ``counters_error`` (why /metrics could not be read);
+    - timestamps rewritten in the one canonical format (UTC, ms, ``Z``);
+    - idle power moves from ``host_json`` (v1 wrote ``idle_power_w`` and
+      ``idle_seconds`` there) into the run's telemetry summary;
+    - ``run_scalars`` gains every metric of the registry, recomputed from the
+      stored summary. v1 bench sessions had one arm, so position = repetition.
+    """
+    _execute_script(conn, """
+        ALTER TABLE runs ADD COLUMN position INTEGER;
+        ALTER TABLE runs ADD COLUMN rest_s REAL;
+        ALTER TABLE runs ADD COLUMN counters_error TEXT;
+        UPDATE runs SET position = repetition;
+    """)
+    rows = conn.execute(
+        "SELECT id, started_at, finished_at, host_json, telemetry_json, metrics_json FROM runs"
+    ).fetchall()
+    for rid, started, finished, host_json, telemetry_json, metrics_json in rows:
+        host = json.loads(host_json)
+        idle_power = host.pop("idle_power_w", None)
+        idle_seconds = host.pop("idle_seconds", None)
+        telemetry = None if telemetry_json is None else json.loads(telemetry_json)
+        if telemetry is not None and idle_power is not None:
+            telemetry["idle_power_w"] = idle_power
+            telemetry["idle_duration_s"] = idle_seconds
+        conn.execute(
+            "UPDATE runs SET started_at=?, finished_at=?, host_json=?, telemetry_json=? WHERE id=?",
+            (normalize_utc_iso(started), normalize_utc_iso(finished), _dumps(host or None),
+             None if telemetry is None else _dumps(telemetry), rid),
+        )
+        scalars = run_scalars(RunMetrics.model_validate_json(metrics_json))
+        conn.executemany(
+            "INSERT OR REPLACE INTO run_scalars (run_id, metric, value) VALUES (?,?,?)",
+            [(rid, k, v) for k, v in scalars.items()],
+        )
+
+
+#: Schema version → the function that upgrades the previous version to it.
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_v1, 2: _migrate_v2}
 
 
 class RunRow(BaseModel):
@@ -129,9 +188,19 @@ class Store:
         ).fetchone()[0]:
             raise StoreError(f"{self.path} is an SQLite file but not a tokcaliper database")
         for v in range(version + 1, SCHEMA_VERSION + 1):
-            with self.conn:
-                self.conn.executescript(_MIGRATIONS[v])
+            # One transaction per step: an interrupted upgrade leaves the
+            # previous version intact (executescript would commit early).
+            self.conn.isolation_level = None
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                _MIGRATIONS[v](self.conn)
                 self.conn.execute(f"PRAGMA user_version = {v}")
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            finally:
+                self.conn.isolation_level = ""
 
     def close(self) -> None:
         """Close the connection."""
@@ -149,17 +218,19 @@ class Store:
         try:
             with self.conn:
                 cur = self.conn.execute(
-                    """INSERT INTO runs (session, arm, repetition, started_at, finished_at,
-                       command_line, server_command, server_version, tool_version, host_json,
-                       telemetry_json, counters_json, config_json, metrics_json)
-                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                    """INSERT INTO runs (session, arm, repetition, position, rest_s, started_at,
+                       finished_at, command_line, server_command, server_version, tool_version,
+                       host_json, telemetry_json, counters_json, counters_error, config_json,
+                       metrics_json)
+                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                     (
-                        run.session, run.arm, run.repetition, run.started_at, run.finished_at,
-                        run.command_line, run.server_command, run.server_version,
-                        run.tool_version, _dumps(run.host),
-                        None if run.telemetry is None else _dumps(run.telemetry),
-                        _dumps(run.counters_delta), run.config.model_dump_json(),
-                        run.metrics.model_dump_json(),
+                        run.session, run.arm, run.repetition, run.position, run.rest_s,
+                        run.started_at, run.finished_at, run.command_line, run.server_command,
+                        run.server_version, run.tool_version,
+                        "null" if run.host is None else run.host.model_dump_json(),
+                        None if run.telemetry is None else run.telemetry.model_dump_json(),
+                        _dumps(run.counters_delta), run.counters_error,
+                        run.config.model_dump_json(), run.metrics.model_dump_json(),
                     ),
                 )
                 run_id = int(cur.lastrowid)
@@ -222,7 +293,8 @@ class Store:
         row = self.conn.execute(
             """SELECT id, session, arm, repetition, started_at, finished_at, command_line,
                       server_command, server_version, tool_version, host_json, telemetry_json,
-                      counters_json, config_json, metrics_json FROM runs WHERE id = ?""",
+                      counters_json, config_json, metrics_json, position, rest_s, counters_error
+               FROM runs WHERE id = ?""",
             (run_id,),
         ).fetchone()
         if row is None:
@@ -245,9 +317,11 @@ class Store:
             return Run(
                 id=row[0], session=row[1], arm=row[2], repetition=row[3], started_at=row[4],
                 finished_at=row[5], command_line=row[6], server_command=row[7],
-                server_version=row[8], tool_version=row[9], host=json.loads(row[10]),
-                telemetry=None if row[11] is None else json.loads(row[11]),
-                counters_delta=json.loads(row[12]),
+                server_version=row[8], tool_version=row[9],
+                host=HostInfo.model_validate_json(row[10]) if row[10] != "null" else None,
+                telemetry=None if row[11] is None else TelemetrySummary.model_validate_json(row[11]),
+                counters_delta=json.loads(row[12]), position=row[15], rest_s=row[16],
+                counters_error=row[17],
                 config=LoadConfig.model_validate_json(row[13]),
                 metrics=RunMetrics.model_validate_json(row[14]),
                 requests=requests,
@@ -262,10 +336,7 @@ class Store:
             InputError: unknown metric name, unknown run id, or a run without
                 a value for that metric.
         """
-        if metric not in RUN_SCALARS:
-            raise InputError(
-                f"unknown metric {metric!r}; choose one of: {', '.join(RUN_SCALARS)}"
-            )
+        get_metric(metric)  # unknown name → InputError listing the valid ones
         out = []
         for rid in run_ids:
             if not 0 < rid < 2**63:

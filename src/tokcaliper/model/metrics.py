@@ -1,0 +1,198 @@
+"""The metric registry: every per-run metric, once, with its unit and direction.
+
+Each :class:`Metric` says what it is called (the name users give to
+``--metric`` and the key the store indexes), its unit, whether a higher or a
+lower value is better, how it is computed from a run's
+:class:`~tokcaliper.model.run.RunMetrics` and what it means. The summary, the
+store, the noise-floor report, ``plan --metric`` and every comparison read
+this table; nothing else lists metrics.
+
+Definitions follow the usual serving benchmarks (vLLM ``bench serve``,
+genai-perf/AIPerf): TTFT = request issued → first generated token; ITL = gap
+between consecutive tokens of one stream; TPOT = (E2E − TTFT) ÷ (output
+tokens − 1) per request; aggregate output throughput = all output tokens ÷
+the run's wall time. Latency percentiles are over the requests (TTFT, TPOT,
+E2E) or over all token gaps (ITL) of one run, numpy's linear interpolation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from tokcaliper.errors import InputError
+from tokcaliper.model.run import Percentiles, RunMetrics
+
+__all__ = [
+    "METRICS",
+    "NOT_METRICS",
+    "Metric",
+    "get_metric",
+    "headline_metrics",
+    "run_scalars",
+    "scalar_series",
+]
+
+Better = Literal["higher", "lower"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One per-run scalar metric.
+
+    Attributes:
+        name: identifier, e.g. ``"ttft_p50_ms"`` (stable: stored in databases).
+        label: human label with unit, e.g. ``"TTFT p50 (ms)"``.
+        unit: ``"tok/s"``, ``"req/s"``, ``"ms"`` or ``"s"``.
+        better: ``"higher"`` or ``"lower"`` — which direction is an improvement.
+        computed: how the value is computed, in words and symbols.
+        description: one line on what it tells a user.
+        headline: shown in the noise-floor report by default (the rest on request).
+        extract: ``RunMetrics → value`` in ``unit``; ``None`` when the run has no data.
+    """
+
+    name: str
+    label: str
+    unit: str
+    better: Better
+    computed: str
+    description: str
+    headline: bool
+    extract: Callable[[RunMetrics], float | None]
+
+    @property
+    def higher_is_better(self) -> bool:
+        """True when a larger value is an improvement (throughputs)."""
+        return self.better == "higher"
+
+
+def _scaled(x: float | None, factor: float) -> float | None:
+    return None if x is None else factor * x
+
+
+_LATENCIES: dict[str, tuple[str, str, str, str]] = {
+    # field of RunMetrics: (name prefix, label, unit, what it is over)
+    "ttft_s": ("ttft", "TTFT", "ms", "request issued → first generated token, over the run's requests"),
+    "itl_s": ("itl", "ITL", "ms", "gap between consecutive tokens of a stream, over all gaps of the run"),
+    "tpot_s": ("tpot", "TPOT", "ms", "(E2E − TTFT) ÷ (output tokens − 1), over the run's requests"),
+    "e2e_s": ("e2e", "E2E latency", "s", "request issued → end of stream, over the run's requests"),
+}
+_STATS: dict[str, str] = {"mean": "mean", "p50": "p50", "p90": "p90", "p99": "p99"}
+# The latency figures the noise floor shows by default (the others exist for --metric).
+_HEADLINE_LATENCIES = {"ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms", "itl_p99_ms", "tpot_mean_ms", "e2e_p50_s"}
+
+
+def _latency_metric(field: str, stat: str) -> Metric:
+    prefix, label, unit, over = _LATENCIES[field]
+    factor = 1000.0 if unit == "ms" else 1.0
+    name = f"{prefix}_{stat}_{unit}"
+
+    def extract(m: RunMetrics) -> float | None:
+        p: Percentiles = getattr(m, field)
+        return _scaled(getattr(p, stat), factor)
+
+    return Metric(
+        name=name, label=f"{label} {_STATS[stat]} ({unit})", unit=unit, better="lower",
+        computed=f"{stat} of {label} ({over})" + (", × 1000 for ms" if factor != 1 else ""),
+        description=f"{label} {stat} of one run; lower is better",
+        headline=name in _HEADLINE_LATENCIES, extract=extract,
+    )
+
+
+_RATES: tuple[Metric, ...] = (
+    Metric(
+        name="aggregate_output_tok_s", label="aggregate output tok/s", unit="tok/s", better="higher",
+        computed="Σ output tokens of completed requests ÷ wall time (first measured issue → last end)",
+        description="output throughput of all streams together: what the server delivers",
+        headline=True, extract=lambda m: m.aggregate_output_tok_s,
+    ),
+    Metric(
+        name="per_stream_decode_tok_s_mean", label="per-stream decode tok/s (mean)", unit="tok/s",
+        better="higher",
+        computed="mean over requests of (output tokens − 1) ÷ (E2E − TTFT)",
+        description="decode speed one user sees after the first token",
+        headline=True, extract=lambda m: m.per_stream_decode_tok_s_mean,
+    ),
+    Metric(
+        name="per_stream_decode_tok_s_median", label="per-stream decode tok/s (median)", unit="tok/s",
+        better="higher",
+        computed="median over requests of (output tokens − 1) ÷ (E2E − TTFT)",
+        description="per-stream decode speed, robust to a few slow streams",
+        headline=False, extract=lambda m: m.per_stream_decode_tok_s_median,
+    ),
+    Metric(
+        name="request_throughput_rps", label="request throughput req/s", unit="req/s", better="higher",
+        computed="completed requests ÷ wall time",
+        description="requests finished per second",
+        headline=True, extract=lambda m: m.request_throughput_rps,
+    ),
+)
+
+#: Every per-run metric, by name, in display order (rates, then latencies).
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        *_RATES,
+        *(_latency_metric(f, s) for f in _LATENCIES for s in _STATS),
+    )
+}
+
+#: Numeric fields of :class:`RunMetrics` that are deliberately not metrics, and why
+#: (a test checks that every field is either a metric source or listed here).
+NOT_METRICS: dict[str, str] = {
+    "wall_s": "a duration set by --requests/--duration; throughput is the comparable figure",
+    "completed": "a count, not a performance figure (reported beside every run)",
+    "failed": "a count of failures (reported beside every run)",
+    "excluded_warmup": "a count of excluded warm-up requests",
+    "output_tokens": "a count fixed by the load (max_tokens × requests)",
+    "prompt_tokens": "a count fixed by the prompt set",
+}
+
+
+def get_metric(name: str) -> Metric:
+    """The registry entry ``name``.
+
+    Raises:
+        InputError: unknown name (the message lists the valid ones).
+    """
+    try:
+        return METRICS[name]
+    except KeyError:
+        raise InputError(f"unknown metric {name!r}; choose one of: {', '.join(METRICS)}") from None
+
+
+def headline_metrics() -> list[Metric]:
+    """The metrics a noise-floor report shows by default, in registry order."""
+    return [m for m in METRICS.values() if m.headline]
+
+
+def run_scalars(m: RunMetrics) -> dict[str, float | None]:
+    """Every registry metric of one run, by name (``None`` where the run has no data)."""
+    return {name: metric.extract(m) for name, metric in METRICS.items()}
+
+
+def scalar_series(
+    metrics: Sequence[RunMetrics], names: Sequence[str] | None = None
+) -> dict[str, list[float]]:
+    """Per metric label, its values over runs, in run order.
+
+    Args:
+        metrics: one :class:`RunMetrics` per run.
+        names: registry names to include (default: :func:`headline_metrics`).
+
+    Returns:
+        ``label → values``; a metric missing (None) in any run is left out, so
+        every series has one value per run and the noise floor's n is the
+        number of runs.
+
+    Raises:
+        InputError: an unknown name in ``names``.
+    """
+    chosen = [get_metric(n) for n in names] if names is not None else headline_metrics()
+    out: dict[str, list[float]] = {}
+    for metric in chosen:
+        values = [metric.extract(m) for m in metrics]
+        if values and all(v is not None for v in values):
+            out[metric.label] = [float(v) for v in values]  # type: ignore[arg-type]
+    return out
