@@ -175,6 +175,12 @@ class Run(BaseModel):
         counters_delta: server counters (e.g. Prometheus ``/metrics``) after − before.
         counters_error: why the server counters could not be read (None when
             they were read, or when the server has none).
+        warmup_run: a whole run made after an arm switch to settle the system;
+            stored, excluded from every analysis.
+        valid: False when the run must not be analysed (``invalid_reason`` says
+            why, e.g. the read-back after a switch did not show the setting).
+        readback: what the experiment's read-back command printed before this
+            run (None without a read-back).
         config: the load configuration.
         metrics: the summary of the measured requests.
         requests: every request, warm-up ones included (flagged).
@@ -196,6 +202,10 @@ class Run(BaseModel):
     telemetry: TelemetrySummary | None = None
     counters_delta: dict[str, float] = Field(default_factory=dict)
     counters_error: str | None = None
+    warmup_run: bool = False
+    valid: bool = True
+    invalid_reason: str | None = None
+    readback: str | None = None
     config: LoadConfig
     metrics: RunMetrics
     requests: list[RequestRecord] = Field(default_factory=list)

@@ -87,8 +87,12 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
 def _migrate_v2(conn: sqlite3.Connection) -> None:
     """v1 → v2: typed run fields and one home for idle power.
 
-    - new columns ``position`` (run order), ``rest_s`` (rest before the run)
-      and ``counters_error`` (why /metrics could not be read);
+    - new columns ``position`` (run order), ``rest_s`` (rest before the run),
+      ``counters_error`` (why /metrics could not be read), ``warmup_run``
+      (a stored run excluded from analysis), ``valid`` / ``invalid_reason``
+      and ``readback`` (what an experiment's read-back printed);
+    - new tables ``experiments`` (the validated experiment file) and
+      ``outcomes`` (arms that failed to start, read-back mismatches: M8);
     - timestamps rewritten in the one canonical format (UTC, ms, ``Z``);
     - idle power moves from ``host_json`` (v1 wrote ``idle_power_w`` and
       ``idle_seconds`` there) into the run's telemetry summary;
@@ -99,7 +103,29 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
         ALTER TABLE runs ADD COLUMN position INTEGER;
         ALTER TABLE runs ADD COLUMN rest_s REAL;
         ALTER TABLE runs ADD COLUMN counters_error TEXT;
+        ALTER TABLE runs ADD COLUMN warmup_run INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE runs ADD COLUMN valid INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE runs ADD COLUMN invalid_reason TEXT;
+        ALTER TABLE runs ADD COLUMN readback TEXT;
         UPDATE runs SET position = repetition;
+        CREATE TABLE experiments (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            status TEXT NOT NULL,
+            spec_json TEXT NOT NULL,
+            source_text TEXT NOT NULL
+        );
+        CREATE TABLE outcomes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            experiment_id TEXT NOT NULL REFERENCES experiments(id),
+            position INTEGER,
+            arm TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX outcomes_experiment ON outcomes(experiment_id)
     """)
     rows = conn.execute(
         "SELECT id, started_at, finished_at, host_json, telemetry_json, metrics_json FROM runs"
@@ -142,8 +168,88 @@ class RunRow(BaseModel):
     ttft_p50_ms: float | None
 
 
+class ExperimentRow(BaseModel):
+    """One stored experiment: the validated file and where it stands.
+
+    Attributes:
+        id: experiment id; its runs carry it as their ``session``.
+        name: the experiment's name from its file.
+        created_at: UTC ISO 8601 (ms).
+        status: ``"running"``, ``"finished"`` or ``"stopped"`` (with the reason in outcomes).
+        spec: the validated experiment file as JSON data.
+        source_text: the file exactly as it was read (provenance; ``resume`` uses ``spec``).
+    """
+
+    id: str
+    name: str
+    created_at: str
+    status: str
+    spec: dict
+    source_text: str
+
+
+class Outcome(BaseModel):
+    """Something that happened instead of a run (M8): a failed start, a read-back mismatch, a stop.
+
+    Attributes:
+        position: position in the run order it concerns (None: the whole arm or experiment).
+        arm: the arm. kind: ``"failed_start"``, ``"readback_mismatch"``, ``"stopped"``, ...
+        reason: one line saying why. at: UTC ISO 8601 (ms).
+    """
+
+    position: int | None
+    arm: str
+    kind: str
+    reason: str
+    at: str
+
+
 def _dumps(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+#: Run fields stored as same-named columns of ``runs``.
+_SCALAR_COLUMNS = [
+    "session", "arm", "repetition", "position", "rest_s", "started_at", "finished_at",
+    "command_line", "server_command", "server_version", "tool_version", "counters_error",
+    "warmup_run", "valid", "invalid_reason", "readback",
+]
+#: Run fields stored as JSON: column → (field, model or None for plain JSON).
+_JSON_FIELDS: dict[str, tuple[str, type[BaseModel] | None]] = {
+    "host_json": ("host", HostInfo),
+    "telemetry_json": ("telemetry", TelemetrySummary),
+    "counters_json": ("counters_delta", None),
+    "config_json": ("config", LoadConfig),
+    "metrics_json": ("metrics", RunMetrics),
+}
+_JSON_COLUMNS = list(_JSON_FIELDS)
+
+
+def _run_columns(run: Run) -> dict[str, object]:
+    """Column → value of one run for ``INSERT INTO runs`` (requests go elsewhere)."""
+    values: dict[str, object] = {c: getattr(run, c) for c in _SCALAR_COLUMNS}
+    for column, (field, _model) in _JSON_FIELDS.items():
+        value = getattr(run, field)
+        if isinstance(value, BaseModel):
+            values[column] = value.model_dump_json()
+        else:
+            # host_json is NOT NULL since v1: a run without host info stores JSON null.
+            values[column] = None if value is None and column == "telemetry_json" else _dumps(value)
+    return values
+
+
+def _run_from_columns(fields: dict[str, object], requests: list[RequestRecord]) -> Run:
+    """Inverse of :func:`_run_columns`. Raises ValidationError/ValueError on damaged JSON."""
+    data: dict[str, object] = {k: fields[k] for k in ["id", *_SCALAR_COLUMNS]}
+    for column, (field, model) in _JSON_FIELDS.items():
+        text = fields[column]
+        if text is None or text == "null":
+            data[field] = None
+        elif model is None:
+            data[field] = json.loads(text)  # type: ignore[arg-type]
+        else:
+            data[field] = model.model_validate_json(text)  # type: ignore[arg-type]
+    return Run.model_validate({**data, "requests": requests})
 
 
 class Store:
@@ -217,21 +323,10 @@ class Store:
         """Insert ``run`` with all its requests in one transaction; return its id."""
         try:
             with self.conn:
+                values = _run_columns(run)
                 cur = self.conn.execute(
-                    """INSERT INTO runs (session, arm, repetition, position, rest_s, started_at,
-                       finished_at, command_line, server_command, server_version, tool_version,
-                       host_json, telemetry_json, counters_json, counters_error, config_json,
-                       metrics_json)
-                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                    (
-                        run.session, run.arm, run.repetition, run.position, run.rest_s,
-                        run.started_at, run.finished_at, run.command_line, run.server_command,
-                        run.server_version, run.tool_version,
-                        "null" if run.host is None else run.host.model_dump_json(),
-                        None if run.telemetry is None else run.telemetry.model_dump_json(),
-                        _dumps(run.counters_delta), run.counters_error,
-                        run.config.model_dump_json(), run.metrics.model_dump_json(),
-                    ),
+                    f"INSERT INTO runs ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
+                    list(values.values()),
                 )
                 run_id = int(cur.lastrowid)
                 self.conn.executemany(
@@ -256,6 +351,68 @@ class Store:
             raise StoreError(f"cannot write run to {self.path}: {e}") from None
         run.id = run_id
         return run_id
+
+    # -- experiments -------------------------------------------------------
+    def create_experiment(self, exp_id: str, name: str, spec: dict, source_text: str, created_at: str) -> None:
+        """Record a new experiment (before its first run, so ``resume`` can find it)."""
+        self._write(
+            "INSERT INTO experiments (id, name, created_at, status, spec_json, source_text) VALUES (?,?,?,?,?,?)",
+            (exp_id, name, created_at, "running", _dumps(spec), source_text),
+        )
+
+    def set_experiment_status(self, exp_id: str, status: str) -> None:
+        """Mark the experiment ``running``, ``finished`` or ``stopped``."""
+        self._write("UPDATE experiments SET status = ? WHERE id = ?", (status, exp_id))
+
+    def save_outcome(self, exp_id: str, outcome: Outcome) -> None:
+        """Store a failed start, a read-back mismatch or a stop (M8) at once."""
+        self._write(
+            "INSERT INTO outcomes (experiment_id, position, arm, kind, reason, at) VALUES (?,?,?,?,?,?)",
+            (exp_id, outcome.position, outcome.arm, outcome.kind, outcome.reason, outcome.at),
+        )
+
+    def get_experiment(self, exp_id: str) -> ExperimentRow:
+        """The stored experiment ``exp_id`` (a unique prefix of the id is enough).
+
+        Raises:
+            InputError: no such experiment, or the prefix is ambiguous.
+        """
+        rows = self.conn.execute(
+            "SELECT id, name, created_at, status, spec_json, source_text FROM experiments "
+            "WHERE id = ? OR id LIKE ? ORDER BY created_at", (exp_id, exp_id.replace("%", "") + "%"),
+        ).fetchall()
+        exact = [r for r in rows if r[0] == exp_id]
+        rows = exact or rows
+        if not rows:
+            raise InputError(f"no experiment {exp_id!r} in {self.path} (`tokcaliper experiment list`)")
+        if len(rows) > 1:
+            raise InputError(f"experiment id {exp_id!r} is ambiguous in {self.path}: "
+                             + ", ".join(r[0] for r in rows))
+        rid, name, created, status, spec_json, text = rows[0]
+        return ExperimentRow(id=rid, name=name, created_at=created, status=status,
+                             spec=json.loads(spec_json), source_text=text)
+
+    def list_experiments(self) -> list[ExperimentRow]:
+        """Every stored experiment, oldest first."""
+        ids = [r[0] for r in self.conn.execute("SELECT id FROM experiments ORDER BY created_at")]
+        return [self.get_experiment(i) for i in ids]
+
+    def outcomes(self, exp_id: str) -> list[Outcome]:
+        """The experiment's outcomes in the order they happened."""
+        return [
+            Outcome(position=p, arm=a, kind=k, reason=r, at=t)
+            for p, a, k, r, t in self.conn.execute(
+                "SELECT position, arm, kind, reason, at FROM outcomes WHERE experiment_id = ? ORDER BY id",
+                (exp_id,),
+            )
+        ]
+
+    def _write(self, sql: str, args: Sequence[object]) -> None:
+        try:
+            with self.conn:
+                self.conn.execute(sql, args)
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"cannot write to {self.path}: {e}") from None
 
     # -- reading -----------------------------------------------------------
     def list_runs(self, session: str | None = None, limit: int | None = None) -> list[RunRow]:
@@ -290,15 +447,14 @@ class Store:
         """
         if not 0 < run_id < 2**63:
             raise InputError(f"no run with id {run_id} in {self.path}")
-        row = self.conn.execute(
-            """SELECT id, session, arm, repetition, started_at, finished_at, command_line,
-                      server_command, server_version, tool_version, host_json, telemetry_json,
-                      counters_json, config_json, metrics_json, position, rest_s, counters_error
-               FROM runs WHERE id = ?""",
+        cur = self.conn.execute(
+            f"SELECT id, {', '.join(_SCALAR_COLUMNS + _JSON_COLUMNS)} FROM runs WHERE id = ?",
             (run_id,),
-        ).fetchone()
+        )
+        row = cur.fetchone()
         if row is None:
             raise InputError(f"no run with id {run_id} in {self.path}")
+        fields = dict(zip(["id", *_SCALAR_COLUMNS, *_JSON_COLUMNS], row))
         requests: list[RequestRecord] = []
         if with_requests:
             for r in self.conn.execute(
@@ -314,18 +470,7 @@ class Store:
                     server_timings=None if r[11] is None else json.loads(r[11]),
                 ))
         try:
-            return Run(
-                id=row[0], session=row[1], arm=row[2], repetition=row[3], started_at=row[4],
-                finished_at=row[5], command_line=row[6], server_command=row[7],
-                server_version=row[8], tool_version=row[9],
-                host=HostInfo.model_validate_json(row[10]) if row[10] != "null" else None,
-                telemetry=None if row[11] is None else TelemetrySummary.model_validate_json(row[11]),
-                counters_delta=json.loads(row[12]), position=row[15], rest_s=row[16],
-                counters_error=row[17],
-                config=LoadConfig.model_validate_json(row[13]),
-                metrics=RunMetrics.model_validate_json(row[14]),
-                requests=requests,
-            )
+            return _run_from_columns(fields, requests)
         except (ValidationError, ValueError) as e:
             raise StoreError(f"run {run_id} in {self.path} is unreadable: {e}") from None
 
@@ -350,6 +495,12 @@ class Store:
                 raise InputError(f"run {rid} has no value for {metric}")
             out.append(float(row[0]))
         return out
+
+    def session_runs(self, session: str, with_requests: bool = False) -> list[Run]:
+        """Every run of one session or experiment, in run order (position, then id)."""
+        ids = [r[0] for r in self.conn.execute(
+            "SELECT id FROM runs WHERE session = ? ORDER BY coalesce(position, repetition), id", (session,))]
+        return [self.get_run(i, with_requests=with_requests) for i in ids]
 
     def session_ids(self, session: str) -> list[int]:
         """Run ids of one session, in order."""
