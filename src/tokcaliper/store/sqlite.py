@@ -497,9 +497,9 @@ class Store:
         return out
 
     def session_runs(self, session: str, with_requests: bool = False) -> list[Run]:
-        """Every run of one session or experiment, in run order (position, then id)."""
+        """Every run of one session or experiment, in execution order (ids grow as runs are stored)."""
         ids = [r[0] for r in self.conn.execute(
-            "SELECT id FROM runs WHERE session = ? ORDER BY coalesce(position, repetition), id", (session,))]
+            "SELECT id FROM runs WHERE session = ? ORDER BY id", (session,))]
         return [self.get_run(i, with_requests=with_requests) for i in ids]
 
     def session_ids(self, session: str) -> list[int]:
