@@ -33,3 +33,12 @@ class StoreError(TokcaliperError):
     """The results database cannot be opened, written or queried."""
 
     exit_code = 4
+
+
+class ExperimentStopped(TokcaliperError):
+    """An experiment stopped on purpose (a read-back mismatch); its runs so far are stored.
+
+    ``tokcaliper experiment resume ID`` continues it.
+    """
+
+    exit_code = 5

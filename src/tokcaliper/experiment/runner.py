@@ -1,6 +1,7 @@
-"""Run one configuration R times with cool-downs, storing each run at once (M1).
+"""Measure one run and store it at once; repeat one configuration R times (M1).
 
-Order of one repetition: server alive? → warm-up requests → counters before →
+:func:`measure_run` is the one place a run is measured (``bench`` and the
+experiment runner both call it). Order of one run: server alive? → warm-up requests → counters before →
 telemetry on → measured load → telemetry off → counters after → summarise →
 store (one transaction). Counters and telemetry thus cover exactly the
 measured requests. A server that dies mid-run raises :class:`ServerError`; every
@@ -41,16 +42,13 @@ class Telemetry(Protocol):
     def summary(self) -> TelemetrySummary: ...
 
 
-@dataclass
-class RepeatSpec:
-    """R identical runs of one arm.
+@dataclass(kw_only=True)
+class RunSetup:
+    """Everything a run needs besides its place in a session.
 
     Attributes:
         load: what each run sends.
         prompts: the prompt set.
-        repeat: number of runs (R ≥ 1).
-        cooldown_s: rest between runs, seconds (none after the last).
-        arm: label stored with each run.
         command_line: the exact tokcaliper command line (provenance).
         server: the managed server, if tokcaliper started it.
         server_version: version string of the server, if known.
@@ -66,9 +64,6 @@ class RepeatSpec:
 
     load: LoadConfig
     prompts: list[Messages]
-    repeat: int
-    cooldown_s: float = 0.0
-    arm: str = "default"
     command_line: str = ""
     server: ManagedServer | None = None
     server_version: str | None = None
@@ -77,6 +72,47 @@ class RepeatSpec:
     idle_power_w: dict[str, float] = field(default_factory=dict)
     idle_duration_s: float | None = None
     unique_prompts: bool = True
+
+
+@dataclass(kw_only=True)
+class RepeatSpec(RunSetup):
+    """R identical runs of one arm (``tokcaliper bench``).
+
+    Attributes:
+        repeat: number of runs (R ≥ 1).
+        cooldown_s: rest between runs, seconds (none before the first).
+        arm: label stored with each run.
+        (the rest: see :class:`RunSetup`)
+    """
+
+    repeat: int
+    cooldown_s: float = 0.0
+    arm: str = "default"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunPlace:
+    """Where a run sits in its session, and what the session knows about it.
+
+    Attributes:
+        session: session or experiment id.
+        arm: arm label. repetition: 0-based index within the arm.
+        position: 0-based position in the run order (None for a warm-up run).
+        previous_end: monotonic time the session's previous run ended (None: first).
+        warmup_run: a settling run after a switch, stored and excluded from analysis.
+        valid / invalid_reason: whether the run may be analysed, and why not.
+        readback: what the read-back printed before this run.
+    """
+
+    session: str
+    arm: str
+    repetition: int
+    position: int | None
+    previous_end: float | None = None
+    warmup_run: bool = False
+    valid: bool = True
+    invalid_reason: str | None = None
+    readback: str | None = None
 
 
 def run_repetitions(
@@ -100,65 +136,75 @@ def run_repetitions(
     previous_end: float | None = None
     try:
         for rep in range(spec.repeat):
-            run, previous_end = _one_run(spec, store, session, rep, previous_end, on_request, on_cooldown)
+            if rep > 0 and spec.cooldown_s > 0:
+                if on_cooldown is not None:
+                    on_cooldown(spec.cooldown_s)
+                time.sleep(spec.cooldown_s)
+            place = RunPlace(session=session, arm=spec.arm, repetition=rep, position=rep,
+                             previous_end=previous_end)
+            run, previous_end = measure_run(spec, place, store, on_request=on_request)
             runs.append(run)
             if on_run is not None:
-                on_run(runs[-1])
+                on_run(run)
     except ServerError as e:
         kept = f"runs {', '.join(f'#{r.id}' for r in runs)} stored" if runs else "no run stored"
         raise ServerError(f"{e} [run {len(runs) + 1}/{spec.repeat} lost; {kept} in {store.path}]") from None
     return runs
 
 
-def _one_run(
-    spec: RepeatSpec,
+def measure_run(
+    setup: RunSetup,
+    place: RunPlace,
     store: Store,
-    session: str,
-    rep: int,
-    previous_end: float | None,
-    on_request: OnRequest | None,
-    on_cooldown: Callable[[float], None] | None,
+    *,
+    on_request: OnRequest | None = None,
 ) -> tuple[Run, float]:
-    """One repetition: warm-up, counters, telemetry, load, store.
+    """Measure one run and store it in one transaction before returning.
 
-    ``previous_end`` is the monotonic time the session's previous run ended
-    (None for the first); returns the stored run and this run's end time.
+    Order: server alive? → warm-up requests → counters before → telemetry on →
+    measured load → telemetry off → counters after → summarise → store.
+
+    Returns:
+        The stored run (``id`` set) and the monotonic time its load ended.
+
+    Raises:
+        ServerError: the managed server died or stopped answering.
+        StoreError: the run could not be written.
     """
-    if rep > 0 and spec.cooldown_s > 0:
-        if on_cooldown is not None:
-            on_cooldown(spec.cooldown_s)
-        time.sleep(spec.cooldown_s)
-    if spec.server is not None:
-        spec.server.raise_if_dead()
-    load = spec.load
-    if spec.unique_prompts:
-        load = load.model_copy(update={"prompt_salt": f"{session}.{rep}"})
+    if setup.server is not None:
+        setup.server.raise_if_dead()
+    load = setup.load
+    if setup.unique_prompts:
+        tag = place.repetition if place.position is None else place.position
+        kind = "w" if place.warmup_run else ""
+        load = load.model_copy(update={"prompt_salt": f"{place.session}.{place.arm}.{kind}{tag}"})
     started = utc_now_iso()
     start_mono = time.monotonic()
-    warm = run_phase(load, spec.prompts, warmup=True)
+    warm = run_phase(load, setup.prompts, warmup=True)
     before = read_counters(load.base_url)
-    sampler = spec.telemetry() if spec.telemetry else nullcontext()
+    sampler = setup.telemetry() if setup.telemetry else nullcontext()
     with sampler:
         try:
-            records = warm + run_phase(load, spec.prompts, on_request=on_request)
+            records = warm + run_phase(load, setup.prompts, on_request=on_request)
         finally:
-            if spec.server is not None:
-                spec.server.raise_if_dead()
+            if setup.server is not None:
+                setup.server.raise_if_dead()
     finished = utc_now_iso()
     end_mono = time.monotonic()
     after = read_counters(load.base_url)
     telemetry = None
-    if spec.telemetry is not None:
+    if setup.telemetry is not None:
         telemetry = sampler.summary()  # type: ignore[union-attr]
-        telemetry.idle_power_w = dict(spec.idle_power_w)
-        telemetry.idle_duration_s = spec.idle_duration_s
+        telemetry.idle_power_w = dict(setup.idle_power_w)
+        telemetry.idle_duration_s = setup.idle_duration_s
     run = Run(
-        session=session, arm=spec.arm, repetition=rep, position=rep,
-        rest_s=None if previous_end is None else start_mono - previous_end,
-        started_at=started,
-        finished_at=finished, command_line=spec.command_line,
-        server_command=spec.server.command_line if spec.server else None,
-        server_version=spec.server_version, tool_version=__version__, host=spec.host,
+        session=place.session, arm=place.arm, repetition=place.repetition, position=place.position,
+        rest_s=None if place.previous_end is None else start_mono - place.previous_end,
+        warmup_run=place.warmup_run, valid=place.valid, invalid_reason=place.invalid_reason,
+        readback=place.readback, started_at=started, finished_at=finished,
+        command_line=setup.command_line,
+        server_command=setup.server.command_line if setup.server else None,
+        server_version=setup.server_version, tool_version=__version__, host=setup.host,
         telemetry=telemetry, counters_delta=counter_delta(before, after),
         config=load, metrics=summarize(records), requests=records,
     )

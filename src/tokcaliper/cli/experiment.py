@@ -1,0 +1,174 @@
+"""CLI: ``tokcaliper experiment run|resume|show|list`` — interleaved A/B experiments (M4, M8)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
+
+experiment_app = typer.Typer(
+    help="Interleaved experiments from a TOML file: run, resume, show, list (METHODS.md M4).",
+    no_args_is_help=True,
+)
+app.add_typer(experiment_app, name="experiment")
+
+_MISMATCH_HELP = "What a read-back mismatch does: stop (default; resume later) or continue (runs marked invalid)."
+
+
+def _execute(exp_id: str, spec, source_dir: Path | None, store, on_mismatch: str, json_out: bool):  # type: ignore[no-untyped-def]
+    """Run the pending positions with a live progress line; return the result."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tokcaliper.experiment.execute import ExperimentEvents, execute_experiment
+    from tokcaliper.report.output import fmt, stderr
+    from tokcaliper.telemetry import TelemetrySampler, collect_host_info
+
+    total = len(spec.run_order())
+    already = len([r for r in store.session_runs(exp_id) if not r.warmup_run])
+    interval = spec.load.telemetry_interval_s
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("{task.fields[eta]}"), console=stderr,
+                        transient=True, disable=json_out and not stderr.is_terminal)
+    started = time.monotonic()
+    state = {"done": already, "measured_here": 0}
+    task = progress.add_task(f"experiment {exp_id}", total=total, completed=already, eta="")
+
+    def on_run(run) -> None:  # type: ignore[no-untyped-def]
+        m = run.metrics
+        label = "warm-up run" if run.warmup_run else f"run {run.position + 1}/{total}"
+        flag = "" if run.valid else f" INVALID ({run.invalid_reason})"
+        progress.console.print(
+            f"{label} arm {run.arm} stored as #{run.id}: {fmt(m.aggregate_output_tok_s, 4)} tok/s, "
+            f"{m.completed} ok / {m.failed} failed{flag}", markup=False)
+        if not run.warmup_run:
+            state["done"] += 1
+            state["measured_here"] += 1
+            per_run = (time.monotonic() - started) / state["measured_here"]
+            left = per_run * (total - state["done"])
+            progress.update(task, completed=state["done"], eta=f"~{left / 60:.1f} min left")
+
+    def on_outcome(o) -> None:  # type: ignore[no-untyped-def]
+        progress.console.print(f"[bold red]{o.kind}[/bold red] ", end="")
+        progress.console.print(o.reason, markup=False)
+
+    events = ExperimentEvents(
+        on_status=lambda text: progress.update(task, description=text),
+        on_run=on_run, on_outcome=on_outcome,
+    )
+    telemetry = (lambda: TelemetrySampler(interval_s=interval)) if interval > 0 else None
+
+    def idle() -> dict[str, float]:
+        if spec.load.idle_seconds > 0 and interval > 0:
+            return TelemetrySampler(interval_s=interval).measure_idle(spec.load.idle_seconds)
+        return {}
+
+    with progress:
+        return execute_experiment(
+            exp_id, spec, store, base_dir=source_dir, on_mismatch=on_mismatch,  # type: ignore[arg-type]
+            events=events, telemetry=telemetry, idle_power=idle, host=collect_host_info(),
+        )
+
+
+def _show(exp_id: str, store, json_out: bool) -> None:  # type: ignore[no-untyped-def]
+    from tokcaliper.experiment.analysis import analyze_experiment
+    from tokcaliper.report.experiment_view import render_experiment
+    from tokcaliper.report.output import emit
+
+    analysis = analyze_experiment(store, exp_id)
+    emit(analysis, json_out, lambda console: render_experiment(console, analysis))
+
+
+@experiment_app.command("run")
+def run_cmd(
+    file: Annotated[Path, typer.Argument(help="Experiment file (TOML).")],
+    on_mismatch: Annotated[str, typer.Option(help=_MISMATCH_HELP)] = "stop",
+    db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
+    json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+) -> None:
+    """Run an experiment file's arms in its declared order, store every run, then analyse."""
+    from tokcaliper.errors import InputError
+    from tokcaliper.experiment.execute import create_experiment
+    from tokcaliper.experiment.spec import load_experiment
+    from tokcaliper.report.output import stderr
+    from tokcaliper.store import Store
+
+    if on_mismatch not in ("stop", "continue"):
+        raise InputError(f"--on-mismatch must be stop or continue, got {on_mismatch!r}")
+    spec = load_experiment(file)
+    source = file.read_text(encoding="utf-8")
+    with Store(db) as store:
+        exp_id = create_experiment(spec, source, store)
+        stderr.print(f"experiment {exp_id}: {len(spec.run_order())} measured runs "
+                     f"({spec.runs_per_arm} per arm, order {spec.order}); stored in {db}", markup=False)
+        _execute(exp_id, spec, file.resolve().parent, store, on_mismatch, json_out)
+        _show(exp_id, store, json_out)
+
+
+@experiment_app.command("resume")
+def resume_cmd(
+    experiment_id: Annotated[str, typer.Argument(help="Experiment id (or a unique prefix).")],
+    on_mismatch: Annotated[str, typer.Option(help=_MISMATCH_HELP)] = "stop",
+    db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
+    json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+) -> None:
+    """Continue an interrupted or stopped experiment without repeating finished runs."""
+    from tokcaliper.errors import InputError
+    from tokcaliper.experiment.spec import ExperimentSpec
+    from tokcaliper.store import Store
+
+    if on_mismatch not in ("stop", "continue"):
+        raise InputError(f"--on-mismatch must be stop or continue, got {on_mismatch!r}")
+    with Store(db, create=False) as store:
+        row = store.get_experiment(experiment_id)
+        spec = ExperimentSpec.model_validate(row.spec)
+        _execute(row.id, spec, None, store, on_mismatch, json_out)
+        _show(row.id, store, json_out)
+
+
+@experiment_app.command("show")
+def show_cmd(
+    experiment_id: Annotated[str, typer.Argument(help="Experiment id (or a unique prefix).")],
+    db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
+    json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+) -> None:
+    """The plan, what ran (runs and outcomes), and the comparison of the arms."""
+    from tokcaliper.store import Store
+
+    with Store(db, create=False) as store:
+        _show(store.get_experiment(experiment_id).id, store, json_out)
+
+
+@experiment_app.command("list")
+def list_cmd(
+    db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
+    json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+) -> None:
+    """Stored experiments with their status and run counts."""
+    from rich.table import Table
+
+    from tokcaliper.report.output import emit
+    from tokcaliper.store import Store
+
+    with Store(db, create=False) as store:
+        rows = []
+        for e in store.list_experiments():
+            runs = [r for r in store.session_runs(e.id) if not r.warmup_run]
+            planned = len(e.spec.get("arms", [])) * int(e.spec.get("runs_per_arm", 0))
+            rows.append({"id": e.id, "name": e.name, "created_at": e.created_at, "status": e.status,
+                         "measured_runs": len(runs), "planned_runs": planned,
+                         "outcomes": len(store.outcomes(e.id))})
+
+    def render(console) -> None:  # type: ignore[no-untyped-def]
+        t = Table(title=f"{len(rows)} experiment(s)", title_justify="left")
+        for col in ("id", "name", "created (UTC)", "status", "runs", "outcomes"):
+            t.add_column(col)
+        for r in rows:
+            t.add_row(r["id"], r["name"], r["created_at"], r["status"],
+                      f"{r['measured_runs']}/{r['planned_runs']}", str(r["outcomes"]))
+        console.print(t)
+
+    emit(rows, json_out, render)
