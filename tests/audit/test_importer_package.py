@@ -157,7 +157,8 @@ def test_tp_from_filename(name, tp):
     (dict(LM_LIVE, engineFlags="dflash"), "engineFlags", "expected an object with fields, got 'dflash'"),
     (dict(LM_LIVE, engineFlags={"specMethod": "dflash", "specNumTokens": 0}),
      "speculative.window_k (from engineFlags.specNumTokens)", "must be at least 1, got 0"),
-    (dict(LM_LIVE, gpuPowerWatts="hot"), "gpuPowerWatts", "expected a list of watts, got 'hot'"),
+    (dict(LM_LIVE, gpuPowerWatts="hot"), "gpuPowerWatts", "expected a number, got 'hot'"),
+    (dict(LM_LIVE, gpuPowerWatts={"gpu0": 420}), "gpuPowerWatts", "expected a list of watts, got an object"),
     (dict(VLLM_UPSTREAM, median_tpot_ms="fast"), "median_tpot_ms", "expected a number, got 'fast'"),
     (dict(VLLM_UPSTREAM, output_throughput=0), "tok_s_aggregate (from output_throughput)",
      "must be greater than 0, got 0"),
@@ -215,3 +216,12 @@ def test_params_from_tensors_counts_experts_by_share_used():
     assert "GGUF header of m.gguf" in pf.total_source and "1/4" in pf.active_source
     dense = params_from_tensors(tensors[:1], None, None, "d.gguf")
     assert (dense.total, dense.active, dense.is_moe) == (50.0, None, False)
+
+
+def test_localmaxxing_csv_power_cell_is_one_reading(tmp_path):
+    # a CSV cell is text: "575" is one 575 W reading (it was once read character by character: 5, 7, 5 W)
+    p = _write(tmp_path, "lm.csv", "hfId,hardware,observedTokS,gpuPowerWatts,engineFlags\n"
+                                   "Qwen/Qwen3.6-27B,RTX 5090,74.4,575,\n")
+    (rec,) = load_records(p).records
+    assert rec.power_w == [575.0] and rec.provenance["importer"] == "localmaxxing"
+    assert rec.provenance["source_fields"]["power_w"] == "gpuPowerWatts"

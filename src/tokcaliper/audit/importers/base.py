@@ -275,19 +275,22 @@ class RecordBuilder:
             self.sources[target] = source
 
     def take(self, row: dict[str, Any], target: str, *sources: str,
-             convert: Callable[[Any, str], Any] | None = None) -> Any:
-        """Copy the first of ``sources`` (dotted paths into ``row``) holding a value (not None, not "").
+             convert: Callable[[Any, str], Any] | None = None, truthy: bool = False) -> Any:
+        """Copy the first of ``sources`` (dotted paths into ``row``) that holds a value.
 
         Args:
             convert: ``convert(value, source_path)`` applied before storing
                 (e.g. :func:`num`); it may raise :class:`FieldError`.
+            truthy: skip falsy values (``""``, ``0``) of all but the last
+                source, like ``a or b``; by default only absent/None values
+                are skipped.
 
         Returns:
             the stored value, or None when no source holds one.
         """
-        for s in sources:
+        for i, s in enumerate(sources):
             v = get(row, s)
-            if v is None or v == "":
+            if v is None or (truthy and not v and i < len(sources) - 1):
                 continue
             out = convert(v, s) if convert else v
             self.put(target, out, s)

@@ -13,7 +13,7 @@ import os
 import shlex
 from typing import Any
 
-from tokcaliper.audit.importers.base import RecordBuilder, num, text
+from tokcaliper.audit.importers.base import FieldError, RecordBuilder, num, show, text
 from tokcaliper.model.record import Record
 
 
@@ -40,10 +40,10 @@ def record_from_llama_bench(row: dict[str, Any]) -> Record:
     """
     b = RecordBuilder()
     n_gen, n_prompt = int(num(row.get("n_gen"), "n_gen") or 0), int(num(row.get("n_prompt"), "n_prompt") or 0)
-    gpu_info = text(row.get("gpu_info"), "gpu_info") or ""
+    gpu_info = text(row.get("gpu_info") or None, "gpu_info") or ""
     gpus = [g.strip() for g in gpu_info.split(",") if g.strip()]
     size, nparams = num(row.get("model_size"), "model_size"), num(row.get("model_n_params"), "model_n_params")
-    mtype = text(row.get("model_type"), "model_type") or ""
+    mtype = text(row.get("model_type") or None, "model_type") or ""
     mfile = row.get("model_filename")
     argv = ["llama-bench", "-m", str(mfile), "-p", str(n_prompt), "-n", str(n_gen),
             "-ngl", str(row.get("n_gpu_layers")), "-sm", str(row.get("split_mode"))]
@@ -70,8 +70,10 @@ def record_from_llama_bench(row: dict[str, Any]) -> Record:
         b.take(row, "tok_s_decode", "avg_ts")
     if n_prompt and not n_gen:
         b.take(row, "tok_s_prefill", "avg_ts")
-    samples = row.get("samples_ts")
-    b.put("repetitions", (len(samples) or None) if isinstance(samples, list) else None, "samples_ts")
+    samples = row.get("samples_ts") or []
+    if not isinstance(samples, list):
+        raise FieldError("samples_ts", f"expected a list of per-repetition rates, got {show(samples)}")
+    b.put("repetitions", len(samples) or None, "samples_ts")
     b.assumptions += ["launch command reconstructed from llama-bench fields",
                       "bytes per weight = model_size / model_n_params"]
     return b.build()

@@ -12,7 +12,8 @@ specAcceptedTokens, specMeanAcceptedLength, prefixCaching, concurrency}, notes``
 Assumptions (recorded in ``provenance.assumptions``): ``observedTokS`` /
 ``tokSOut`` is the per-stream decode rate; ``paramsB`` is billions;
 ``activeParamsB: null`` means unknown, not dense; live ``params`` below 1e5
-are billions, above raw counts.
+are billions, above raw counts. ``gpuPowerWatts`` is a list of watts, or one
+reading (a number, or numeric text in a CSV cell).
 """
 
 from __future__ import annotations
@@ -60,16 +61,18 @@ def record_from_localmaxxing(row: dict[str, Any]) -> Record:
             (``tok_s_decode (from observedTokS)``), or a nested block that is
             not an object (``engineFlags``).
     """
+    if "engineFlags" in row and not row["engineFlags"]:  # "" / {} / null: no flags
+        row = {k: v for k, v in row.items() if k != "engineFlags"}
     b = RecordBuilder()
     b.assumptions.append("observedTokS/tokSOut read as the per-stream decode rate (tok/s)")
     m, hw, eng = row.get("model"), row.get("hardware"), row.get("engine")
     if isinstance(m, dict):  # live shape
-        b.take(row, "model.name", "model.hfId", "model.name")
+        b.take(row, "model.name", "model.hfId", "model.name", truthy=True)
         b.take(row, "model.params_total", "model.params", convert=_count_or_billions)
         b.take(row, "model.params_active", "model.activeParams", convert=_count_or_billions)
         b.take(row, "model.is_moe", "model.isMoE")
     else:
-        b.take(row, "model.name", "hfId", "model")
+        b.take(row, "model.name", "hfId", "model", truthy=True)
         b.take(row, "model.params_total", "paramsB", convert=_billions)
         b.take(row, "model.params_active", "activeParamsB", convert=_billions)
         b.assumptions.append("paramsB/activeParamsB read as billions; activeParamsB null = unknown")
@@ -77,7 +80,7 @@ def record_from_localmaxxing(row: dict[str, Any]) -> Record:
         b.take(row, "hardware.gpu_name", "hardware.gpuName")
         b.take(row, "hardware.gpu_count", "hardware.gpuCount")
     else:
-        b.take(row, "hardware.gpu_name", "hardware", "hardwareTemplate")
+        b.take(row, "hardware.gpu_name", "hardware", "hardwareTemplate", truthy=True)
         b.take(row, "hardware.gpu_count", "deviceCount")
         mem = num(row.get("memoryGB"), "memoryGB")
         if mem:
@@ -90,12 +93,14 @@ def record_from_localmaxxing(row: dict[str, Any]) -> Record:
         b.take(row, "engine.version", "engine.engineVersion")
         b.take(row, "quantization.weights", "engine.quantization")
     else:
-        b.take(row, "engine.name", "engine", "runtimeKey")
+        b.take(row, "engine.name", "engine", "runtimeKey", truthy=True)
         b.take(row, "engine.version", "engineVersion")
         b.take(row, "quantization.weights", "quantization")
-    b.take(row, "launch_command", "engineFlags.commandSnippet", "command")
+    if not b.take(row, "launch_command", "engineFlags.commandSnippet", "command", truthy=True):
+        b.data.pop("launch_command", None)
+        b.sources.pop("launch_command", None)
     b.take(row, "id", "id")
-    b.take(row, "submitter", "submitter", "userName", "user")
+    b.take(row, "submitter", "submitter", "userName", "user", truthy=True)
     b.take(row, "date", "createdAt")
     b.take(row, "batch_size", "batchSize")
     b.take(row, "concurrency", "engineFlags.concurrency")
@@ -105,15 +110,15 @@ def record_from_localmaxxing(row: dict[str, Any]) -> Record:
     b.take(row, "tok_s_prefill", "prefillTokS", "tokSPrefill")
     b.take(row, "ttft_ms", "ttftMs")
     b.take(row, "notes", "notes")
-    b.take(row, "source_url", "source", "url")
+    b.take(row, "source_url", "source", "url", truthy=True)
     if get(row, "engineFlags.specMethod") or get(row, "engineFlags.specNumTokens") \
             or get(row, "engineFlags.specMeanAcceptedLength"):
         for target, src in (("method", "specMethod"), ("window_k", "specNumTokens"), ("drafted", "specDraftTokens"),
                             ("accepted", "specAcceptedTokens"), ("al", "specMeanAcceptedLength")):
             b.take(row, f"speculative.{target}", f"engineFlags.{src}")
     power = row.get("gpuPowerWatts") or []
-    if isinstance(power, (int, float)) and not isinstance(power, bool):
-        power = [power]
+    if isinstance(power, (int, float, str)) and not isinstance(power, bool):
+        power = [num(power, "gpuPowerWatts")]  # one reading (a CSV cell is text)
     if not isinstance(power, list):
         raise FieldError("gpuPowerWatts", f"expected a list of watts, got {show(power)}")
     b.put("power_w", [p for p in power if p is not None] or None, "gpuPowerWatts")

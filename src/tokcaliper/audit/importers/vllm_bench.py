@@ -114,7 +114,7 @@ def record_from_vllm_bench(row: dict[str, Any], filename: str | None = None) -> 
     b.take(row, "date", "date")
     b.take(row, "model.name", "model_id")
     b.put("engine.name", "vllm")
-    b.take(row, "engine.version", "vllm_version", "version")
+    b.take(row, "engine.version", "vllm_version", "version", truthy=True)
     b.take(row, "concurrency", "max_concurrency")
     b.take(row, "requests", "completed")
     b.take(row, "prompt_tokens", "total_input_tokens")
