@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tokcaliper.audit.checks._common import fixed, num
+from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.launch import parse_launch
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Status, Verdict
@@ -97,8 +98,7 @@ def diff_records(a: Record, b: Record) -> DiffResult:
         differs = _norm(va) != _norm(vb)
         knobs.append(Knob(name=name, a=va, b=vb, differs=differs, matters=name in MATTERS))
     differing = [k for k in knobs if k.differs and k.matters]
-    ra = a.tok_s_decode or a.tok_s_aggregate
-    rb = b.tok_s_decode or b.tok_s_aggregate
+    ra, rb = record_rate(a, "claimed"), record_rate(b, "claimed")
     ratio = rb / ra if ra and rb else None
     arith = [f"{k.name}: {k.a!r} vs {k.b!r}" for k in differing]
     if ratio is not None:

@@ -165,8 +165,10 @@ class Record(BaseModel):
     ``requests`` is how many requests ``output_tokens`` and ``seconds`` add up
     over (a vllm bench run: ``completed``); None when unknown.
     ``power_w`` lists power readings in watts, one per GPU (or samples of one).
-    ``provenance`` is filled by importers: importer name, file, index and the
-    assumptions made while mapping fields (shown with the verdicts).
+    ``provenance`` is filled by importers: importer name, file, index, the
+    assumptions made while mapping fields (shown with the verdicts) and
+    ``source_fields``, the source's own field for each value (record path →
+    source path, e.g. ``{"tok_s_decode": "observedTokS"}``).
 
     Raises:
         pydantic.ValidationError: on a negative/zero rate, a negative count,

@@ -3,7 +3,7 @@
 * plausible: real lossless speculative decoding is documented at 2.7–4.6×
   (METHODS.md A11; DFlash 3.43× on GSM8K at AL 5.46), and can never exceed
   the realistic AL (each verification step costs at least one target forward
-  pass): ceiling = min(k + 1, claimed AL, 5.46).
+  pass): ceiling = min(k + 1, claimed AL, 5.46) (``audit.claims.realistic_al``).
 * claimed: the record's ``claimed_speedup``; else claim ÷ baseline when a
   baseline is stored; else a *lower bound*: claim ÷ roofline without
   speculation (the plain rate cannot beat the roofline, A3).
@@ -14,7 +14,8 @@ Verdict: claimed > ceiling fail; claimed > 4.6 warn; else pass.
 from __future__ import annotations
 
 from tokcaliper.audit.checks._common import CheckContext, na, num
-from tokcaliper.audit.checks.a3_roofline import claim_rate, compute_roofline
+from tokcaliper.audit.checks.a3_roofline import compute_roofline
+from tokcaliper.audit.claims import realistic_al, record_rate
 from tokcaliper.audit.constants import DFLASH_SPEEDUP_GSM8K, REALISTIC_AL, SPEC_SPEEDUP_RANGE
 from tokcaliper.model.verdict import Status, Verdict
 
@@ -28,17 +29,10 @@ def check(ctx: CheckContext) -> Verdict:
     if spec is None:
         return na(CHECK, TITLE, "no speculative decoding in this record")
     lo, hi = SPEC_SPEEDUP_RANGE
-    cands, why = [REALISTIC_AL], ["5.46 (DFlash GSM8K)"]
-    if spec.window_k:
-        cands.append(spec.window_k + 1)
-        why.append(f"k+1 = {spec.window_k + 1}")
-    al = spec.al if spec.al is not None else spec.al_min
-    if al is not None:
-        cands.append(al)
-        why.append(f"claimed AL {num(al, 4)}")
-    ceiling = min(cands)
-    arith = [f"plausible multiplier: {lo}–{hi}× documented; ceiling = min({', '.join(why)}) = {num(ceiling, 3)}×"]
-    claim = claim_rate(ctx)
+    ral = realistic_al(spec)
+    ceiling = ral.al
+    arith = [f"plausible multiplier: {lo}–{hi}× documented; ceiling = {ral.arithmetic}×"]
+    claim = record_rate(rec, "per_stream")
     claimed: float | None = None
     kind = ""
     if spec.claimed_speedup:
@@ -72,4 +66,4 @@ def check(ctx: CheckContext) -> Verdict:
         status = Status.PASS
         summary = f"claimed {num(claimed, 3)}× ({kind}) is within what the method plausibly gives ({lo}–{hi}×)"
     return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=arith, inputs=inputs,
-                   sources=[f"METHODS.md A11: 2.7–4.6× documented; DFlash {DFLASH_SPEEDUP_GSM8K}× at AL 5.46 (GSM8K)"])
+                   sources=[f"METHODS.md A11: 2.7–4.6× documented; DFlash {DFLASH_SPEEDUP_GSM8K}× at AL {REALISTIC_AL:g} (GSM8K)"])

@@ -14,7 +14,8 @@ Formulas (all per stream):
   Reference: 27.8e9 × 0.5 B = 13.9 GB; 1792 GB/s / 13.9 GB = 129 tok/s;
   79 tok/s real = 0.61; 2103.6 claimed = 16.3×.
 * speculative decoding: the bound scales by a realistic AL,
-  min(k + 1, claimed AL, 5.46 — DFlash GSM8K), ≈ 129 × 5.46 = 704 tok/s.
+  min(k + 1, claimed AL, 5.46 — DFlash GSM8K), ≈ 129 × 5.46 = 704 tok/s
+  (``audit.claims.realistic_al``).
 
 Verdict: ratio > 1.15 fail (> 0.9 warn; the 15 % covers approximate bits per
 weight and input embeddings counted but not read). It only fails when every input is firm:
@@ -28,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tokcaliper.audit.checks._common import CheckContext, na, num
+from tokcaliper.audit.claims import realistic_al, record_rate
 from tokcaliper.audit.constants import A3_FAIL_ABOVE, A3_WARN_ABOVE, DFLASH_SOURCE, REALISTIC_AL
 from tokcaliper.model.verdict import Status, Verdict
 
@@ -82,13 +84,8 @@ class Roofline:
 
 
 def claim_rate(ctx: CheckContext) -> float | None:
-    """Per-stream decode rate to test (aggregate when batch/concurrency is 1)."""
-    rec = ctx.record
-    if rec.tok_s_decode is not None:
-        return rec.tok_s_decode
-    if rec.tok_s_aggregate is not None and (rec.batch_size == 1 or rec.concurrency == 1):
-        return rec.tok_s_aggregate
-    return None
+    """Per-stream decode rate to test: :func:`~tokcaliper.audit.claims.record_rate` ``"per_stream"``."""
+    return record_rate(ctx.record, "per_stream")
 
 
 def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
@@ -161,19 +158,11 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
                     arithmetic=arith, sources=sources, dense_bound_tok_s=dense_bound)
     spec = rec.speculative
     if spec is not None:
-        cands = [REALISTIC_AL]
-        why = ["5.46 (DFlash GSM8K)"]
-        if spec.window_k:
-            cands.append(spec.window_k + 1)
-            why.append(f"k+1 = {spec.window_k + 1}")
-        al_claimed = spec.al if spec.al is not None else spec.al_min
-        if al_claimed is not None:
-            cands.append(al_claimed)
-            why.append(f"claimed AL {num(al_claimed, 4)}")
-        al_r = min(cands)
+        ral = realistic_al(spec)
+        al_r = ral.al
         roof.al_realistic = al_r
         roof.bound_spec_tok_s = bound * al_r
-        arith.append(f"realistic AL = min({', '.join(why)}) = {num(al_r, 3)}")
+        arith.append(f"realistic AL = {ral.arithmetic}")
         arith.append(f"speculative roofline = {num(bound, 4)} × {num(al_r, 3)} = {num(bound * al_r, 3)} tok/s; "
                      f"claim / that = {num(claim / (bound * al_r), 3)}")
         sources.append(DFLASH_SOURCE)
@@ -229,4 +218,4 @@ def check(ctx: CheckContext) -> Verdict:
         if roof.uncertain:
             summary += f" ({'; '.join(roof.uncertain)})"
     return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=roof.arithmetic,
-                   inputs=inputs, sources=roof.sources + ["METHODS.md A3 (roofline; realistic AL 5.46)"])
+                   inputs=inputs, sources=roof.sources + [f"METHODS.md A3 (roofline; realistic AL {REALISTIC_AL:g})"])

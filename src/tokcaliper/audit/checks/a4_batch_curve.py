@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from tokcaliper.audit.checks._common import num, worst
+from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.constants import A4_EXACT_P_MAX_N, A4_FAIL_RHO, A4_MIN_N, A4_WARN_RHO
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Status, Verdict
@@ -42,7 +43,8 @@ class Curve:
 
 
 def _rate(r: Record) -> float | None:
-    return r.tok_s_decode if r.tok_s_decode is not None else r.tok_s_aggregate
+    """The record's headline rate (:func:`~tokcaliper.audit.claims.record_rate` ``"claimed"``)."""
+    return record_rate(r, "claimed")
 
 
 def rigor_score(r: Record) -> tuple[int, list[str]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from tokcaliper.audit.checks._common import CheckContext, fixed, num, worst
+from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.constants import A5_FAIL_DIFF, A5_WARN_DIFF
 from tokcaliper.model.verdict import Status, Verdict
 
@@ -35,7 +36,7 @@ def check(ctx: CheckContext) -> Verdict:
     statuses: list[Status] = []
     findings: list[str] = []
     arith: list[str] = []
-    reported = rec.tok_s_aggregate if rec.tok_s_aggregate is not None else rec.tok_s_decode
+    reported = record_rate(rec, "throughput")
     inputs = {"ttft_ms": rec.ttft_ms, "output_tokens": rec.output_tokens, "seconds": rec.seconds,
               "requests": rec.requests,
               "reported_tok_s": reported, "notes": rec.notes}

@@ -6,7 +6,7 @@ verdict can print it next to the number (METHODS.md A2, A3).
 """
 
 from tokcaliper.audit.facts.gpus import GPUFacts, GPUOverrides, UnknownGPUError, lookup_gpu
-from tokcaliper.audit.facts.params import ParamFacts, resolve_params
+from tokcaliper.audit.facts.params import ParamFacts, params_from_config, params_from_tensors, resolve_params
 from tokcaliper.audit.facts.quant import QuantFacts, bits_per_weight
 
 __all__ = [
@@ -16,6 +16,8 @@ __all__ = [
     "lookup_gpu",
     "ParamFacts",
     "resolve_params",
+    "params_from_config",
+    "params_from_tensors",
     "QuantFacts",
     "bits_per_weight",
 ]

@@ -3,7 +3,8 @@
 Order of evidence, first wins per field:
 
 1. a model file given by the user (GGUF header or HF ``config.json``, read by
-   :func:`tokcaliper.audit.importers.read_model_file` — checks never open files);
+   :func:`tokcaliper.audit.importers.read_model_file` — checks never open files —
+   and counted here by :func:`params_from_tensors` / :func:`params_from_config`);
 2. the record (``model.params_total``, ``model.params_active``, ``model.is_moe``);
 3. :data:`KNOWN_MODELS`, a few mixture-of-experts models whose names hide it
    (model cards cited per row);
@@ -17,7 +18,9 @@ None ("unknown") and A3 reports both bounds instead of calling it impossible.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tokcaliper.model.record import Record
 
@@ -132,3 +135,89 @@ def resolve_params(record: Record, file_facts: ParamFacts | None = None) -> Para
             out.notes.append(f"total parameters {out.total / 1e9:g}B ({out.total_source}) disagree with "
                              f"{by_name.total / 1e9:g}B ({by_name.total_source})")
     return out
+
+
+# --------------------------------------------------------------------------- counts from model files
+
+
+def params_from_config(c: dict[str, Any], name: str = "config.json") -> ParamFacts:
+    """Parameter counts from a Hugging Face ``config.json`` (approximate; pure arithmetic).
+
+    Standard decoder-only transformer count, per layer (``h`` hidden size,
+    ``n_h``/``n_kv`` attention/KV heads, ``d`` head dim):
+
+    * attention: q and o are ``h × n_h·d`` each, k and v ``h × n_kv·d`` each;
+    * gated MLP (gate, up, down): ``3 × h × intermediate_size`` (4h when absent);
+    * mixture of experts (``num_experts``/``num_local_experts``/
+      ``n_routed_experts`` with ``num_experts_per_tok``): ``E`` experts of
+      ``3 × h × moe_intermediate_size``, plus a shared expert of
+      ``3 × h × shared_expert_intermediate_size``; active = the ``k`` experts
+      used per token instead of all ``E``;
+    * embeddings ``vocab × h``, twice unless ``tie_word_embeddings``.
+
+    Norms and biases are left out (< 0.1 %). A multimodal config's
+    ``text_config`` is used when present.
+
+    Args:
+        c: the parsed config.
+        name: the file's name, for sources and errors.
+
+    Returns:
+        :class:`ParamFacts` (active only for MoE), sources naming the file.
+
+    Raises:
+        InputError: ``hidden_size``, ``num_hidden_layers`` or ``vocab_size`` missing or not whole numbers.
+    """
+    from tokcaliper.errors import InputError
+
+    c = c.get("text_config", c)
+    try:
+        h, layers, vocab = int(c["hidden_size"]), int(c["num_hidden_layers"]), int(c["vocab_size"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"{name}: config.json lacks {e} (hidden_size, num_hidden_layers, vocab_size)") from None
+    heads = int(c.get("num_attention_heads", 1))
+    kv = int(c.get("num_key_value_heads", heads))
+    hd = int(c.get("head_dim") or h // heads)
+    attn = h * heads * hd * 2 + h * kv * hd * 2
+    n_exp = int(c.get("num_experts") or c.get("num_local_experts") or c.get("n_routed_experts") or 0)
+    used = int(c.get("num_experts_per_tok") or 0)
+    inter = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 4 * h)
+    embed = vocab * h * (1 if c.get("tie_word_embeddings") else 2)
+    src = f"{name}: estimated from hidden_size, layers, heads, vocab (approximate)"
+    if n_exp and used:
+        shared = int(c.get("shared_expert_intermediate_size") or 0) * 3 * h
+        exp_total = n_exp * 3 * h * inter
+        total = embed + layers * (attn + exp_total + shared)
+        active = embed + layers * (attn + used * 3 * h * inter + shared)
+        return ParamFacts(float(total), float(active), True, src, src, src)
+    total = embed + layers * (attn + 3 * h * int(c.get("intermediate_size") or 4 * h))
+    return ParamFacts(float(total), None, False, src, "unknown", src)
+
+
+def params_from_tensors(tensors: Iterable[tuple[str, int]], expert_count: float | None,
+                        expert_used_count: float | None, name: str) -> ParamFacts:
+    """Parameter counts from a GGUF file's tensor list (exact; pure arithmetic).
+
+    total = Σ tensor elements. Mixture of experts when ``{arch}.expert_count``
+    and ``{arch}.expert_used_count`` are set and expert tensors (names
+    containing ``_exps``, llama.cpp's naming) exist: active = non-expert
+    elements + expert elements × ``expert_used_count / expert_count``.
+
+    Args:
+        tensors: ``(tensor name, element count)`` pairs.
+        expert_count, expert_used_count: the header's values, or None.
+        name: the file's name, for sources.
+
+    Returns:
+        :class:`ParamFacts`; dense (``is_moe=False``) without expert counts.
+    """
+    total = experts = 0.0
+    for tname, n in tensors:
+        total += float(n)
+        if "_exps" in tname:
+            experts += float(n)
+    src = f"GGUF header of {name} (Σ tensor elements)"
+    if expert_count and expert_used_count and experts:
+        active = total - experts + experts * float(expert_used_count) / float(expert_count)
+        return ParamFacts(total, active, True, src, f"{src}: experts × {expert_used_count}/{expert_count}", src)
+    return ParamFacts(total, None, False, src, "unknown", src + ": no expert_count")
