@@ -51,7 +51,7 @@ def test_methods_doc_has_every_section():
 
 
 def test_no_file_refers_to_the_brief_beside_the_checkout():
-    """No tracked file of the product names the parent's shared/ folder (nor /work/shared)."""
+    """No tracked file of the product names the brief's folder beside the checkout, relative or absolute."""
     _checkout_head()
     files = _git("ls-files", "-z", "--", *PRODUCT_PATHS).split("\0")
     hits = []
