@@ -12,20 +12,20 @@ import pytest
 from tokcaliper.servers.local import LocalLlama, find_local_llama
 from tokcaliper.servers.managed import ManagedServer
 
-#: The project's ``shared/`` folder, beside the checkout (as laid out for
-#: developers and CI): spec, seeds and reference data.
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+#: Reference figures and public records the tests compare with, copied into
+#: the repository with their provenance (tests/data/README.md).
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session")
 def seed_cases() -> dict:
-    """``shared/reference/seed_cases.json`` (read, never copied into the tests).
+    """``tests/data/seed_cases.json``: the write-ups' reference numbers.
 
     ``TOKCALIPER_SEED_CASES`` points elsewhere when set.
     """
-    path = Path(os.environ.get("TOKCALIPER_SEED_CASES") or SHARED / "reference" / "seed_cases.json")
+    path = Path(os.environ.get("TOKCALIPER_SEED_CASES") or DATA / "seed_cases.json")
     if not path.is_file():
-        pytest.fail(f"seed_cases.json not found at {path}; expected ../shared/reference/ beside the checkout")
+        pytest.fail(f"seed_cases.json not found at {path} (see tests/data/README.md)")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -1,6 +1,6 @@
 """tokcaliper: trustworthy LLM-inference performance numbers.
 
-Two jobs (see ``shared/spec/METHODS.md``):
+Two jobs (methods M1–M11 and A1–A11 in ``docs/METHODS.md``):
 
 * measure your own OpenAI-compatible server honestly (repetitions, noise floor,
   MDE, Welch's t-test, telemetry), and

@@ -1,4 +1,4 @@
-"""Helpers for the audit tests: build records from the shared seed cases."""
+"""Helpers for the audit tests: build records from the seed cases in tests/data/."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 
 from tokcaliper.model.record import Record
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-PUBLIC = SHARED / "reference" / "public"
 REPO = Path(__file__).resolve().parents[2]
+#: Reference data in the repository, with provenance (tests/data/README.md).
+REFERENCE_DATA = REPO / "tests" / "data"
+PUBLIC = REFERENCE_DATA / "public"
 
 
 def claim_record(c: dict) -> Record:

@@ -163,6 +163,7 @@ def test_fifty_megabyte_file(tmp_path):
         load_records(p, max_bytes=10_000_000)
 
 
+@pytest.mark.server
 def test_gguf_header_gives_parameters(smollm2_gguf):
     pf = read_model_file(Path(smollm2_gguf))
     assert 130e6 < pf.total < 140e6  # SmolLM2-135M

@@ -11,7 +11,7 @@ from tokcaliper.audit.runner import build_context
 from tokcaliper.model.record import Baseline
 from tokcaliper.model.verdict import Status
 
-from .conftest import REPO, SHARED, claim_record
+from .conftest import PUBLIC, REPO, claim_record
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_published_real_al_passes_a1(seed_cases):
         if isinstance(al, float) and al < 10:
             rec.speculative.al = al
             assert a1_acceptance.check(build_context(rec)).status == Status.PASS, al
-    golden = json.loads((SHARED / "reference" / "public" / "golden_al_qwen35_mtp.json").read_text())
+    golden = json.loads((PUBLIC / "golden_al_qwen35_mtp.json").read_text())
     for series in golden["al_by_k"].values():
         for k, al in series.items():
             rec.speculative.window_k, rec.speculative.al = int(k), al

@@ -1,4 +1,8 @@
-"""Bad input gives one line naming the problem and a non-zero exit, never a traceback."""
+"""Bad input gives one line naming the problem and the error's exit code, never a traceback.
+
+Exit codes (tokcaliper.errors): 2 bad argument or input, 3 server unreachable /
+failed / died, 4 results database unusable.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +19,8 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str
                           capture_output=True, text=True, timeout=timeout)
 
 
-def assert_one_line_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
-    assert proc.returncode != 0
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], needle: str, code: int) -> None:
+    assert proc.returncode == code, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.startswith("tokcaliper: error:")]
@@ -27,19 +31,19 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], needle: str) -
 def test_unreachable_url(tmp_path):
     port = free_port()
     proc = run_cli("bench", "--url", f"http://127.0.0.1:{port}", "--repeat", "1", "--db", str(tmp_path / "x.db"))
-    assert_one_line_error(proc, f"cannot reach server at http://127.0.0.1:{port}")
+    assert_one_line_error(proc, f"cannot reach server at http://127.0.0.1:{port}", 3)
 
 
 def test_server_command_that_exits_at_once(tmp_path):
     proc = run_cli("bench", "--server-cmd", "sh -c 'echo no model here; exit 7'", "--repeat", "1",
                    "--db", str(tmp_path / "x.db"))
-    assert_one_line_error(proc, "server exited with code 7")
+    assert_one_line_error(proc, "server exited with code 7", 3)
     assert "no model here" in proc.stderr
 
 
 def test_server_command_not_found(tmp_path):
     proc = run_cli("bench", "--server-cmd", "/nonexistent/llama-server --port {port}", "--db", str(tmp_path / "x.db"))
-    assert_one_line_error(proc, "server command not found: /nonexistent/llama-server")
+    assert_one_line_error(proc, "server command not found: /nonexistent/llama-server", 3)
 
 
 @pytest.mark.parametrize("args, needle", [
@@ -58,26 +62,26 @@ def test_server_command_not_found(tmp_path):
     (("runs", "--db", "/nonexistent/dir/x.db"), "does not exist"),
 ])
 def test_argument_errors(args, needle):
-    assert_one_line_error(run_cli(*args), needle)
+    assert_one_line_error(run_cli(*args), needle, 2)
 
 
 def test_prompts_file_error_names_line(tmp_path):
     f = tmp_path / "p.jsonl"
     f.write_text('{"prompt": "ok"}\n{"prompt": 3}\n')
     proc = run_cli("bench", "--url", "http://127.0.0.1:1", "--prompts", str(f))
-    assert_one_line_error(proc, "p.jsonl:2")
+    assert_one_line_error(proc, "p.jsonl:2", 2)
 
 
 def test_readers_never_turn_a_file_into_a_database(tmp_path):
     f = tmp_path / "notes.json"
     f.write_text("")
-    assert_one_line_error(run_cli("runs", "--db", str(f)), "is not a tokcaliper results database")
+    assert_one_line_error(run_cli("runs", "--db", str(f)), "is not a tokcaliper results database", 4)
     assert f.read_bytes() == b""
 
 
 def test_unreachable_server_leaves_no_new_database(tmp_path):
     db = tmp_path / "new.db"
-    run_cli("bench", "--url", f"http://127.0.0.1:{free_port()}", "--db", str(db))
+    assert run_cli("bench", "--url", f"http://127.0.0.1:{free_port()}", "--db", str(db)).returncode == 3
     assert not db.exists()
 
 

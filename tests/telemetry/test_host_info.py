@@ -40,7 +40,9 @@ def test_this_machine():
         assert info.gpu_driver_version is None and info.missing["gpu_driver_version"]
     else:
         assert info.gpus and info.gpu_unavailable_reason is None
-    info.model_dump_json()  # serialisable
+    # stored as JSON with every run: the round trip gives back the same host description
+    again = type(info).model_validate_json(info.model_dump_json())
+    assert again == info and again.missing == info.missing
 
 
 def test_fake_gpus():

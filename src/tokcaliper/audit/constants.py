@@ -5,8 +5,8 @@ Each constant names where it comes from; verdicts print these strings.
 
 from __future__ import annotations
 
-#: DFlash's published mean acceptance lengths on real tasks (METHODS.md A1;
-#: shared/reference/seed_cases.json ``dflash_published_al``).
+#: DFlash's published mean acceptance lengths on real tasks (docs/METHODS.md A1;
+#: tests/data/seed_cases.json ``dflash_published_al``).
 DFLASH_PUBLISHED_AL = {"GSM8K": 5.46, "MATH-500": 5.28, "MBPP": 4.79, "HumanEval": 4.39}
 DFLASH_SOURCE = "DFlash published AL: GSM8K 5.46, MATH-500 5.28, MBPP 4.79, HumanEval 4.39 (METHODS.md A1)"
 

@@ -1,7 +1,9 @@
 """``tokcaliper audit --explain CHECK``: what a check does and where its constants come from.
 
 The text is the check module's own docstring (one source of truth for the
-formula, thresholds and citations), followed by the live constants.
+formula, thresholds and citations), followed by a pointer to the method's
+section in ``docs/METHODS.md`` (its meaning, reference figures and source
+write-up) and the live constants.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ _MODULES["A7"] = ("comparable or not (tokcaliper diff)", [diff])
 _MODULES["A9"] = ("fetch to disk, then parse (importers)", [importers])
 _MODULES = dict(sorted(_MODULES.items(), key=lambda kv: int(kv[0][1:])))
 
+#: The repository's description of the methods, by section code (A1 … A11).
+METHODS_DOC = "docs/METHODS.md"
+
 
 def known_checks() -> list[str]:
     """Check codes that have an explanation."""
@@ -36,7 +41,9 @@ def explain(check: str) -> dict[str, object]:
     """Explanation of one check.
 
     Returns:
-        ``{"check", "title", "text", "constants"}``.
+        ``{"check", "title", "text", "method", "constants"}``; ``method`` names
+        the section of ``docs/METHODS.md`` (e.g. ``"docs/METHODS.md A3"``),
+        which the text's last line also cites.
 
     Raises:
         InputError: unknown check code.
@@ -45,7 +52,9 @@ def explain(check: str) -> dict[str, object]:
     if code not in _MODULES:
         raise InputError(f"unknown check {check!r}: choose one of {', '.join(_MODULES)}")
     title, mods = _MODULES[code]
-    text = "\n\n".join(inspect.cleandoc(m.__doc__ or "") for m in mods)
+    method = f"{METHODS_DOC} {code}"
+    text = "\n\n".join([*(inspect.cleandoc(m.__doc__ or "") for m in mods),
+                        f"Method, reference figures and source write-up: {method}."])
     consts = {k: v for k, v in vars(constants).items() if k.isupper() and k.startswith(("A" + code[1:] + "_",))}
     if code in ("A1", "A3", "A11"):
         consts.update({k: getattr(constants, k) for k in ("REALISTIC_AL", "DFLASH_PUBLISHED_AL",
@@ -56,4 +65,4 @@ def explain(check: str) -> dict[str, object]:
     if code == "A3":
         consts["KQUANT_MIX_BITS"] = quant.KQUANT_MIX_BITS
         consts["OTHER_FORMATS"] = {k: {"bits": b, "source": s} for k, (b, s) in quant.OTHER_FORMATS.items()}
-    return {"check": code, "title": title, "text": text, "constants": consts}
+    return {"check": code, "title": title, "text": text, "method": method, "constants": consts}
