@@ -15,18 +15,9 @@ from rich.table import Table
 
 from tokcaliper.audit.diff import DiffResult
 from tokcaliper.audit.runner import AuditReport, RecordAudit
-from tokcaliper.model.verdict import Status, Verdict
-
-_STYLE = {Status.FAIL: "bold red", Status.WARN: "yellow", Status.PASS: "green", Status.NA: "dim"}
-
-
-def _status(s: Status) -> str:
-    return f"[{_STYLE[s]}]{s.value}[/]"
-
-
-def _finding(v: Verdict) -> str:
-    lines = [escape(v.summary)] + [f"[dim]  {escape(a)}[/]" for a in v.arithmetic]
-    return "\n".join(lines)
+from tokcaliper.model.verdict import Status
+from tokcaliper.report.verdict_view import status_markup as _status
+from tokcaliper.report.verdict_view import verdict_markup
 
 
 def _sanitize(s: str) -> str:
@@ -45,7 +36,8 @@ def render_record(console: Console, a: RecordAudit) -> None:
     t.add_column("status", no_wrap=True)
     t.add_column("finding and arithmetic")
     for v in a.verdicts:
-        t.add_row(v.check, _status(v.status), f"[bold]{escape(v.title)}[/]: " + _sanitize(_finding(v)))
+        t.add_row(v.check, _status(v.status),
+                  f"[bold]{escape(v.title)}[/]: " + verdict_markup(v, clean=_sanitize))
     console.print(t)
     sources = []
     for v in a.verdicts:
