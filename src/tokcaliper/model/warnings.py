@@ -26,6 +26,7 @@ __all__ = [
     "SINGLE_REPETITION",
     "SINGLE_RUN_NO_CV",
     "SINGLE_RUNS_ANECDOTE",
+    "SERVER_STOP_FAILED",
     "TELEMETRY_OFF",
 ]
 
@@ -101,6 +102,11 @@ SINGLE_RUNS_ANECDOTE = NamedWarning(
 NO_GPU = NamedWarning("no-gpu", "no NVIDIA GPU: {reason}")
 #: Idle power could not be measured (M5).
 NO_POWER_SOURCE = NamedWarning("no-power-source", "no power source (no NVML GPU, no RAPL) — not measured")
+#: Stopping a managed server failed (a second timeout, a permission error, …).
+SERVER_STOP_FAILED = NamedWarning(
+    "server-stop-failed",
+    "could not stop the server (pid {pid}): {error}; it may still be running "
+    "(kill -KILL -{pid}; log {log})")
 #: Telemetry switched off by the user.
 TELEMETRY_OFF = NamedWarning("telemetry-off", "not sampled (--telemetry-interval 0)")
 
@@ -108,4 +114,4 @@ TELEMETRY_OFF = NamedWarning("telemetry-off", "not sampled (--telemetry-interval
 ALL: dict[str, NamedWarning] = {w.code: w for w in (
     FEW_REPETITIONS, SINGLE_REPETITION, CV_UNDEFINED, IDENTICAL_RUNS, SINGLE_RUN_NO_CV,
     CV_FROM_FEW_RUNS, QUICK_FORMULA_POWER, INDEPENDENT_RUNS_ASSUMED, SINGLE_RUNS_ANECDOTE,
-    NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF)}
+    NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED)}
