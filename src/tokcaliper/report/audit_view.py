@@ -67,9 +67,7 @@ def render_report(console: Console, report: AuditReport, brief: bool = False) ->
     if report.curves:
         console.print("[bold]Batch curves (A4)[/]")
         for v in report.curves:
-            console.print(f"  {_status(v.status)} {escape(v.summary)}")
-            for line in v.arithmetic:
-                console.print(f"[dim]      {escape(line)}[/]")
+            console.print(f"  {_status(v.status)} " + verdict_markup(v, indent="      "))
         console.print()
     n = len(report.records)
     t = Table(title=f"Summary over {n} record(s)" + (f", {len(report.skipped)} skipped" if report.skipped else ""),

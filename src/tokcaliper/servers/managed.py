@@ -25,6 +25,7 @@ import httpx
 
 from tokcaliper.errors import InputError, ServerError
 from tokcaliper.model import warnings as W
+from tokcaliper.numbers import seconds
 
 #: How often to poll ``/health`` while the server loads its model (s).
 HEALTH_POLL_S = 0.2
@@ -199,7 +200,7 @@ class ManagedServer:
                 if time.monotonic() > deadline:
                     self.stop()
                     raise ServerError(
-                        f"server not healthy after {self.health_timeout_s:.0f} s: "
+                        f"server not healthy after {seconds(self.health_timeout_s)}: "
                         f"{self.command_line} (last log line: {self.last_log_line()!r})"
                     )
                 time.sleep(HEALTH_POLL_S)
