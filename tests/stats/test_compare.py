@@ -152,3 +152,19 @@ def test_single_number_comparison_m10():
     assert "42%" in v.summary or any("42%" in a for a in v.arithmetic)
     assert single_number_comparison(100.0, 150.0, 0.15).status is Status.PASS
     assert math.isclose(v.inputs["local_cv"], 0.15)
+
+
+def test_latencies_in_seconds_keep_their_digits():
+    # TTFT in seconds: the arithmetic used to print "ratio new/old = 0.0 / 0.0 = 1.077"
+    old = [0.0114, 0.0116, 0.0112, 0.0115, 0.0113]
+    new = [0.0123, 0.0121, 0.0125, 0.0122, 0.0124]
+    c = compare_arms(old, new, names=("old", "new"), unit="s", higher_is_better=False)
+    text = "\n".join(c.verdict.arithmetic)
+    assert "0.0 /" not in text and "= 0.0 " not in text
+    assert "ratio new/old = 12.30 ms / 11.40 ms = 1.079 (+7.9%)" in text
+    assert "old: mean 11.40 ms (n=5, CV 1.4%, min 11.2, max 11.6)" in text
+    assert "Welch t (in ms) = (11.40 − 12.30) / √(0.158²/5 + 0.158²/5) = -0.900 / 0.100 = -9.00" in text
+    assert c.change == "regressed"
+    assert c.verdict.summary.startswith("regressed: new/old = 1.079 (+7.9%)")
+    single = compare_arms([0.0114], [0.0123], names=("old", "new"), unit="s")
+    assert "ratio new/old = 12.30 ms / 11.40 ms = 1.079" in single.verdict.arithmetic

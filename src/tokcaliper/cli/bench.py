@@ -63,7 +63,9 @@ def bench(
     from tokcaliper.model.metrics import get_metric, scalar_series
     from tokcaliper.model.run import LoadConfig, Run
     from tokcaliper.report.noise_view import render_noise_floor
-    from tokcaliper.report.output import emit, fmt, stderr
+    from tokcaliper.model import warnings as W
+    from tokcaliper.numbers import num
+    from tokcaliper.report.output import emit, stderr
     from tokcaliper.report.run_view import render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.servers.managed import validate_base_url
@@ -136,8 +138,8 @@ def bench(
             m = run.metrics
             progress.console.print(
                 f"run {run.repetition + 1}/{repeat} stored as #{run.id}: "
-                f"{fmt(m.aggregate_output_tok_s, 4)} tok/s aggregate, "
-                f"TTFT p50 {fmt((m.ttft_s.p50 or 0) * 1000)} ms, "
+                f"{num(m.aggregate_output_tok_s, 4)} tok/s aggregate, "
+                f"TTFT p50 {num(None if m.ttft_s.p50 is None else m.ttft_s.p50 * 1000)} ms, "
                 f"{m.completed} ok / {m.failed} failed"
             )
             progress.update(task, description=f"bench {arm}: run {min(run.repetition + 2, repeat)}/{repeat}")
@@ -173,8 +175,8 @@ def bench(
             idle = idle_power
             console.print(
                 f"  idle power over {idle_seconds:g} s before load: "
-                + (", ".join(f"{dev} {fmt(w)} W" for dev, w in idle.items()) if idle
-                   else "no power source (no NVML GPU, no RAPL) — not measured")
+                + (", ".join(f"{dev} {num(w)} W" for dev, w in idle.items()) if idle
+                   else W.NO_POWER_SOURCE.text())
             )
         console.print(runs_table(runs))
         render_telemetry(console, runs)

@@ -24,7 +24,8 @@ def _execute(exp_id: str, spec, source_dir: Path | None, store, on_mismatch: str
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from tokcaliper.experiment.execute import ExperimentEvents, execute_experiment
-    from tokcaliper.report.output import fmt, stderr
+    from tokcaliper.numbers import num, seconds
+    from tokcaliper.report.output import stderr
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
 
     total = len(spec.run_order())
@@ -42,14 +43,14 @@ def _execute(exp_id: str, spec, source_dir: Path | None, store, on_mismatch: str
         label = "warm-up run" if run.warmup_run else f"run {run.position + 1}/{total}"
         flag = "" if run.valid else f" INVALID ({run.invalid_reason})"
         progress.console.print(
-            f"{label} arm {run.arm} stored as #{run.id}: {fmt(m.aggregate_output_tok_s, 4)} tok/s, "
+            f"{label} arm {run.arm} stored as #{run.id}: {num(m.aggregate_output_tok_s, 4)} tok/s, "
             f"{m.completed} ok / {m.failed} failed{flag}", markup=False)
         if not run.warmup_run:
             state["done"] += 1
             state["measured_here"] += 1
             per_run = (time.monotonic() - started) / state["measured_here"]
             left = per_run * (total - state["done"])
-            progress.update(task, completed=state["done"], eta=f"~{left / 60:.1f} min left")
+            progress.update(task, completed=state["done"], eta=f"~{seconds(left)} left")
 
     def on_outcome(o) -> None:  # type: ignore[no-untyped-def]
         progress.console.print(f"[bold red]{o.kind}[/bold red] ", end="")

@@ -17,12 +17,12 @@ from rich.table import Table
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError
+from tokcaliper.numbers import num, percent
 from tokcaliper.report.output import emit
+from tokcaliper.report.verdict_view import print_verdict
 
 if TYPE_CHECKING:
     from tokcaliper.stats.resolution import Plan
-
-_STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "red", "n/a": "dim"}
 
 
 def _render(p: Plan, console: Console) -> None:
@@ -32,16 +32,17 @@ def _render(p: Plan, console: Console) -> None:
     timing = ("no run time given (--run-seconds): no budget" if p.run_seconds is None
               else f"{p.run_seconds:g} s per run + {p.cooldown_seconds:g} s cool-down")
     console.print("[bold]tokcaliper plan[/bold] — resolution of the ruler (METHODS.md M3)")
+    eff_txt = num(100 * eff, 6, trim=True) + "%"  # as given
     console.print(escape(
-        f"inputs: CV {100 * cv:.1f}% ({p.cv_source}), expected effect Δ {100 * eff:g}%, "
+        f"inputs: CV {percent(cv)} ({p.cv_source}), expected effect Δ {eff_txt}, "
         f"n = {p.n} runs per arm, α = {p.alpha:g}, power {p.power:g}; {timing}"))
     t = Table(show_header=True, header_style="bold")
     t.add_column("")
     t.add_column("quick (≈50% power)", justify="right")
     t.add_column(f"power {p.power:g} (statsmodels)", justify="right")
-    mde_pw = "— (n<2)" if p.mde_power_n is None else f"{100 * p.mde_power_n:.1f}%"
-    t.add_row(f"MDE at n={p.n} per arm: 2·CV·√(2/n)", f"{100 * p.mde_quick_n:.1f}%", mde_pw)
-    t.add_row(f"runs per arm for Δ={100 * eff:g}%: 8·(CV/Δ)²", f"{p.n_quick}", f"{p.n_power}")
+    mde_pw = "— (n<2)" if p.mde_power_n is None else percent(p.mde_power_n)
+    t.add_row(f"MDE at n={p.n} per arm: 2·CV·√(2/n)", percent(p.mde_quick_n), mde_pw)
+    t.add_row(f"runs per arm for Δ={eff_txt}: 8·(CV/Δ)²", f"{p.n_quick}", f"{p.n_power}")
     if p.run_seconds is not None:
         per = p.run_seconds + p.cooldown_seconds
         t.add_row(f"budget: 2 arms × n × {per:g} s",
@@ -50,18 +51,15 @@ def _render(p: Plan, console: Console) -> None:
     if p.run_seconds is not None:
         console.print(f"budget at n={p.n}: 2 × {p.n} × {p.run_seconds + p.cooldown_seconds:g} s ≈ "
                       f"{human_duration(p.budget_seconds_n)}")
-    console.print(f"single runs (n=1 per arm, METHODS.md M10): MDE 2·CV·√2 = {100 * p.mde_quick_1:.1f}%")
-    pn = "" if p.power_at_n is None else f"; power of n={p.n} against Δ: {100 * p.power_at_n:.0f}%"
-    console.print(f"power actually reached by the quick n={p.n_quick}: {100 * p.power_of_quick:.0f}%{pn}")
-    v = p.verdict
-    style = _STATUS_STYLE.get(v.status.value, "")
-    console.print(f"[bold {style}]verdict ({v.status.value}):[/bold {style}] {escape(v.summary)}")
-    console.print("arithmetic:")
-    for line in v.arithmetic:
-        console.print(f"  {escape(line)}")
+    console.print(f"single runs (n=1 per arm, METHODS.md M10): MDE 2·CV·√2 = {percent(p.mde_quick_1)}")
+    pn = ("" if p.power_at_n is None
+          else f"; power of n={p.n} against Δ: {percent(p.power_at_n, decimals=0)}")
+    console.print(f"power actually reached by the quick n={p.n_quick}: "
+                  f"{percent(p.power_of_quick, decimals=0)}{pn}")
+    print_verdict(console, p.verdict, sources=False)
     for w in p.warnings:
         console.print(f"[yellow]note:[/yellow] {escape(w)}")
-    console.print("sources: " + escape("; ".join(v.sources)), style="dim")
+    console.print("sources: " + escape("; ".join(p.verdict.sources)), style="dim")
 
 
 def parse_run_ids(text: str, option: str) -> list[int]:
@@ -103,9 +101,9 @@ def _cv_from_runs(db: Path, from_runs: str, metric: Optional[str]) -> tuple[floa
     if d.cv is None or d.cv <= 0:
         raise InputError(f"--from-runs: metric {metric!r} over runs {','.join(map(str, ids))} has n={d.n}, "
                          f"CV {'undefined' if d.cv is None else 0}; need ≥ 2 differing values")
-    ci = "" if d.cv_ci95 is None else f", 95% CI {100 * d.cv_ci95[0]:.1f}–{100 * d.cv_ci95[1]:.1f}%"
-    src = (f"runs {','.join(map(str, ids))}, metric '{metric}': n={d.n}, mean {d.mean:.4g}, "
-           f"CV {100 * d.cv:.1f}%{ci}")
+    ci = "" if d.cv_ci95 is None else f", 95% CI {percent(d.cv_ci95[0])[:-1]}–{percent(d.cv_ci95[1])}"
+    src = (f"runs {','.join(map(str, ids))}, metric '{metric}': n={d.n}, mean {num(d.mean, 4, trim=True)}, "
+           f"CV {percent(d.cv)}{ci}")
     return d.cv, src, d.n
 
 

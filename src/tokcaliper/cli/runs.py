@@ -9,7 +9,8 @@ import typer
 from rich.table import Table
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
-from tokcaliper.report.output import emit, fmt
+from tokcaliper.numbers import num
+from tokcaliper.report.output import emit
 from tokcaliper.report.run_view import render_run_detail
 from tokcaliper.store import Store
 
@@ -37,8 +38,8 @@ def runs(
             t.add_column(col, justify="right")
         for r in rows:
             t.add_row(str(r.id), r.session, r.arm, str(r.repetition + 1), r.started_at,
-                      f"{r.completed}/{r.failed}", fmt(r.aggregate_output_tok_s, 4),
-                      fmt(r.ttft_p50_ms))
+                      f"{r.completed}/{r.failed}", num(r.aggregate_output_tok_s, 4),
+                      num(r.ttft_p50_ms))
         console.print(t)
         console.print("Each row is one run (n = its completed requests); "
                       "`tokcaliper show ID` gives percentiles, `bench --repeat` the CV.")

@@ -15,18 +15,9 @@ from rich.table import Table
 
 from tokcaliper.audit.diff import DiffResult
 from tokcaliper.audit.runner import AuditReport, RecordAudit
-from tokcaliper.model.verdict import Status, Verdict
-
-_STYLE = {Status.FAIL: "bold red", Status.WARN: "yellow", Status.PASS: "green", Status.NA: "dim"}
-
-
-def _status(s: Status) -> str:
-    return f"[{_STYLE[s]}]{s.value}[/]"
-
-
-def _finding(v: Verdict) -> str:
-    lines = [escape(v.summary)] + [f"[dim]  {escape(a)}[/]" for a in v.arithmetic]
-    return "\n".join(lines)
+from tokcaliper.model.verdict import Status
+from tokcaliper.report.verdict_view import status_markup as _status
+from tokcaliper.report.verdict_view import verdict_markup
 
 
 def _sanitize(s: str) -> str:
@@ -45,7 +36,8 @@ def render_record(console: Console, a: RecordAudit) -> None:
     t.add_column("status", no_wrap=True)
     t.add_column("finding and arithmetic")
     for v in a.verdicts:
-        t.add_row(v.check, _status(v.status), f"[bold]{escape(v.title)}[/]: " + _sanitize(_finding(v)))
+        t.add_row(v.check, _status(v.status),
+                  f"[bold]{escape(v.title)}[/]: " + verdict_markup(v, clean=_sanitize))
     console.print(t)
     sources = []
     for v in a.verdicts:
@@ -75,9 +67,7 @@ def render_report(console: Console, report: AuditReport, brief: bool = False) ->
     if report.curves:
         console.print("[bold]Batch curves (A4)[/]")
         for v in report.curves:
-            console.print(f"  {_status(v.status)} {escape(v.summary)}")
-            for line in v.arithmetic:
-                console.print(f"[dim]      {escape(line)}[/]")
+            console.print(f"  {_status(v.status)} " + verdict_markup(v, indent="      "))
         console.print()
     n = len(report.records)
     t = Table(title=f"Summary over {n} record(s)" + (f", {len(report.skipped)} skipped" if report.skipped else ""),

@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tokcaliper.report.output import fmt, pct
+from tokcaliper.numbers import num, percent
+from tokcaliper.report.verdict_view import summary_markup
 from tokcaliper.stats.noise import NoiseFloorReport
 
 __all__ = ["render_noise_floor"]
@@ -39,14 +40,16 @@ def render_noise_floor(console: Console, report: NoiseFloorReport) -> None:
             table.add_column(col, justify="right", no_wrap=True)
     for m in report.metrics:
         d = m.description
-        ci = "—" if d.cv_ci95 is None else f"{pct(d.cv_ci95[0], 0)}–{pct(d.cv_ci95[1], 0)}"
-        table.add_row(escape(m.name), str(d.n), fmt(d.mean, 4), fmt(d.std, 3), pct(d.cv), ci,
-                      fmt(d.min, 4), fmt(d.max, 4), pct(d.spread), pct(m.mde_n1), pct(m.mde_nR))
+        ci = ("—" if d.cv_ci95 is None
+              else f"{percent(d.cv_ci95[0], decimals=0)}–{percent(d.cv_ci95[1], decimals=0)}")
+        table.add_row(escape(m.name), str(d.n), num(d.mean, 4), num(d.std, 3), percent(d.cv), ci,
+                      num(d.min, 4), num(d.max, 4), percent(d.spread), percent(m.mde_n1),
+                      percent(m.mde_nR))
     console.print(table)
     console.print("MDE = 2·CV·√(2/n): smallest difference two arms of n runs each can resolve "
                   "(≈95% two-sided, only ≈50% power; METHODS.md M1, M3).")
     if report.effect is not None:
         for m in report.metrics:
-            console.print(f"- {escape(m.name)}: {escape(m.verdict.summary)}")
+            console.print(summary_markup(m.verdict, label=m.name))
     for w in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}")

@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel
 from rich.console import Console
 
+from tokcaliper.numbers import num, percent
+
 #: Console for human output. Progress and warnings go to stderr so that
 #: ``--json`` output on stdout stays machine-readable.
 #: Piped output gets a wide page instead of rich's 80-column default, so that
@@ -54,18 +56,11 @@ def emit(payload: Any, as_json: bool, render: Callable[[Console], None]) -> None
 
 
 def fmt(x: float | None, digits: int = 3) -> str:
-    """Format a number with ``digits`` significant figures; ``None``/NaN as an em dash."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "—"
-    if x == 0:
-        return "0"
-    mag = math.floor(math.log10(abs(x)))
-    decimals = max(0, digits - 1 - mag)
-    return f"{x:,.{decimals}f}"
+    """Alias of :func:`tokcaliper.numbers.num` (``digits`` significant figures), kept for
+    callers written before the shared formatter; new code calls :mod:`tokcaliper.numbers`."""
+    return num(x, digits)
 
 
 def pct(x: float | None, decimals: int = 1) -> str:
-    """Format a fraction as a percentage (0.129 → ``"12.9%"``)."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "—"
-    return f"{100 * x:.{decimals}f}%"
+    """Alias of :func:`tokcaliper.numbers.percent` (0.129 → ``"12.9%"``), kept like :func:`fmt`."""
+    return percent(x, decimals=decimals)

@@ -9,12 +9,14 @@ from rich.console import Console
 from rich.table import Table
 
 from tokcaliper.model.run import Percentiles, Run
-from tokcaliper.report.output import fmt
+from tokcaliper.model import warnings as W
+from tokcaliper.numbers import num, seconds
 from tokcaliper.report.telemetry_view import summaries, telemetry_notes, telemetry_table
 
 
 def _ms(x: float | None) -> str:
-    return fmt(None if x is None else 1000 * x)
+    """Seconds shown in a column headed "ms"."""
+    return num(None if x is None else 1000 * x)
 
 
 def runs_table(runs: Sequence[Run], title: str = "runs") -> Table:
@@ -28,9 +30,9 @@ def runs_table(runs: Sequence[Run], title: str = "runs") -> Table:
         m = r.metrics
         t.add_row(
             str(r.id), str(r.repetition + 1), f"{m.completed}/{m.failed}",
-            f"{m.output_tokens} ({m.token_count_source})", fmt(m.wall_s),
-            fmt(m.aggregate_output_tok_s, 4), fmt(m.per_stream_decode_tok_s_mean),
-            fmt(m.request_throughput_rps), _ms(m.ttft_s.p50), _ms(m.ttft_s.p99),
+            f"{m.output_tokens} ({m.token_count_source})", num(m.wall_s),
+            num(m.aggregate_output_tok_s, 4), num(m.per_stream_decode_tok_s_mean),
+            num(m.request_throughput_rps), _ms(m.ttft_s.p50), _ms(m.ttft_s.p99),
             _ms(m.itl_s.p50), _ms(m.itl_s.p99),
         )
     return t
@@ -53,18 +55,17 @@ def render_run_detail(console: Console, run: Run) -> None:
                   f"ignore_eos={c.ignore_eos} prompts={c.prompts_source}")
     console.print(
         f"  {m.completed} completed, {m.failed} failed, {m.excluded_warmup} warm-up excluded; "
-        f"{m.output_tokens} output tokens (counted from {m.token_count_source}) in {fmt(m.wall_s)} s"
+        f"{m.output_tokens} output tokens (counted from {m.token_count_source}) in {seconds(m.wall_s)}"
     )
     console.print(
-        f"  aggregate output throughput {fmt(m.aggregate_output_tok_s, 4)} tok/s; "
-        f"request throughput {fmt(m.request_throughput_rps)} req/s; per-stream decode "
-        f"mean {fmt(m.per_stream_decode_tok_s_mean)} / median "
-        f"{fmt(m.per_stream_decode_tok_s_median)} tok/s (n={m.completed})"
+        f"  aggregate output throughput {num(m.aggregate_output_tok_s, 4)} tok/s; "
+        f"request throughput {num(m.request_throughput_rps)} req/s; per-stream decode "
+        f"mean {num(m.per_stream_decode_tok_s_mean)} / median "
+        f"{num(m.per_stream_decode_tok_s_median)} tok/s (n={m.completed})"
     )
-    console.print(
-        "  one run has no CV: run-to-run noise needs ≥ 5 repetitions "
-        "(`tokcaliper bench --repeat 5`, METHODS.md M1)", style="dim"
-    )
+    from tokcaliper.stats.noise import MIN_REPETITIONS  # lazy: stats imports scipy
+
+    console.print("  " + W.SINGLE_RUN_NO_CV.text(min_n=MIN_REPETITIONS), style="dim")
     t = Table(title="latency (within this run)", title_justify="left")
     for col in ("metric", "n", "mean ms", "p50 ms", "p90 ms", "p99 ms"):
         t.add_column(col, justify="right")
@@ -76,7 +77,7 @@ def render_run_detail(console: Console, run: Run) -> None:
             console.print(f"  [red]{count} × {err}[/red]")
     if run.counters_delta:
         console.print("  server counters (after − before): " + ", ".join(
-            f"{k}={int(v) if float(v).is_integer() else fmt(v, 6)}" for k, v in sorted(run.counters_delta.items())))
+            f"{k}={int(v) if float(v).is_integer() else num(v, 6)}" for k, v in sorted(run.counters_delta.items())))
     render_telemetry(console, [run])
 
 
@@ -85,7 +86,7 @@ def render_telemetry(console: Console, runs: Sequence[Run]) -> None:
     summarized = summaries(runs)
     table = telemetry_table(summarized)
     if table is None:
-        console.print("  telemetry: not sampled (--telemetry-interval 0)")
+        console.print("  telemetry: " + W.TELEMETRY_OFF.text())
         return
     console.print(table)
     for note in telemetry_notes(summarized):

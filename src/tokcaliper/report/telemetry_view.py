@@ -9,14 +9,14 @@ from rich.table import Table
 
 from tokcaliper.model.run import Run
 from tokcaliper.model.telemetry import TelemetrySummary
-from tokcaliper.report.output import fmt
+from tokcaliper.numbers import num, percent
 
 
 def _throttle(share: dict[str, float]) -> str:
     active = {k: v for k, v in share.items() if v > 0 and k != "gpu_idle"}
     if not active:
         return "none"
-    return ", ".join(f"{k} {100 * v:.0f}%" for k, v in sorted(active.items(), key=lambda kv: -kv[1]))
+    return ", ".join(f"{k} {percent(v, decimals=0)}" for k, v in sorted(active.items(), key=lambda kv: -kv[1]))
 
 
 def summaries(runs: Sequence[Run]) -> list[tuple[Run, TelemetrySummary]]:
@@ -44,9 +44,9 @@ def telemetry_table(summarized: Sequence[tuple[Run, TelemetrySummary]]) -> Table
     for run, d in rows:
         t.add_row(
             str(run.id), f"{d.device} {d.name or ''}".strip(), str(d.sample_count),
-            f"{fmt(d.clock_start_mhz, 4)}→{fmt(d.clock_end_mhz, 4)}", fmt(d.clock_mean_mhz, 4),
-            fmt(d.utilization_mean_pct), fmt(d.power_mean_w), fmt(d.energy_j),
-            f"{fmt(d.temperature_start_c)}→{fmt(d.temperature_peak_c)}", _throttle(d.throttle_share),
+            f"{num(d.clock_start_mhz, 4)}→{num(d.clock_end_mhz, 4)}", num(d.clock_mean_mhz, 4),
+            num(d.utilization_mean_pct), num(d.power_mean_w), num(d.energy_j),
+            f"{num(d.temperature_start_c)}→{num(d.temperature_peak_c)}", _throttle(d.throttle_share),
         )
     return t
 

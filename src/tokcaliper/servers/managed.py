@@ -15,6 +15,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -23,6 +24,8 @@ from pathlib import Path
 import httpx
 
 from tokcaliper.errors import InputError, ServerError
+from tokcaliper.model import warnings as W
+from tokcaliper.numbers import seconds
 
 #: How often to poll ``/health`` while the server loads its model (s).
 HEALTH_POLL_S = 0.2
@@ -145,6 +148,8 @@ class ManagedServer:
             log_path = Path(name)
         self.log_path = log_path
         self.proc: subprocess.Popen[bytes] | None = None
+        #: Why the last :meth:`stop` could not stop the process (one line), else ``None``.
+        self.stop_problem: str | None = None
 
     @property
     def base_url(self) -> str:
@@ -195,7 +200,7 @@ class ManagedServer:
                 if time.monotonic() > deadline:
                     self.stop()
                     raise ServerError(
-                        f"server not healthy after {self.health_timeout_s:.0f} s: "
+                        f"server not healthy after {seconds(self.health_timeout_s)}: "
                         f"{self.command_line} (last log line: {self.last_log_line()!r})"
                     )
                 time.sleep(HEALTH_POLL_S)
@@ -218,28 +223,61 @@ class ManagedServer:
         return lines[-1].strip() if lines else ""
 
     def stop(self, grace_s: float = 10.0) -> None:
-        """SIGTERM the process group, then SIGKILL after ``grace_s``. Idempotent.
+        """SIGTERM the process group, then SIGKILL after ``grace_s``. Idempotent; never raises.
 
-        A temporary log is deleted when the server was still running (a clean
-        stop); the log of a server that died is kept, since errors name it.
+        It runs in cleanup paths (``finally``, ``atexit``, after Ctrl-C), where an
+        exception would hide the real outcome behind a traceback. A process that
+        is already gone is fine; any other failure (a second timeout after
+        SIGKILL, a permission error, …) is printed as one line
+        ``tokcaliper: warning: could not stop the server …`` on stderr and kept
+        in :attr:`stop_problem`.
+
+        A temporary log is deleted when the server was stopped cleanly; the log
+        of a server that died, or could not be stopped, is kept, since messages
+        name it.
         """
-        proc = self.proc
-        if proc is None or proc.poll() is not None:
-            return
-        self._stop(proc, grace_s)
-        if self._own_log:
-            self.log_path.unlink(missing_ok=True)
+        try:
+            proc = self.proc
+            if proc is None or proc.poll() is not None:
+                return
+            self._stop(proc, grace_s)
+            self.stop_problem = None
+            if self._own_log:
+                self.log_path.unlink(missing_ok=True)
+        except Exception as e:  # noqa: BLE001 - cleanup must not raise (see docstring)
+            pid = self.proc.pid if self.proc is not None else "?"
+            reason = " ".join((str(e) or type(e).__name__).split())
+            if str(e) and type(e).__name__ not in reason:
+                reason = f"{type(e).__name__}: {reason}"
+            self.stop_problem = W.SERVER_STOP_FAILED.text(pid=pid, error=reason, log=self.log_path)
+            try:
+                print(f"tokcaliper: warning: {self.stop_problem}", file=sys.stderr, flush=True)
+            except Exception:  # noqa: BLE001 - stderr closed at exit
+                pass
 
     @staticmethod
     def _stop(proc: subprocess.Popen[bytes], grace_s: float) -> None:
+        """SIGTERM, wait, SIGKILL, wait. ProcessLookupError (already gone) is success.
+
+        Raises:
+            TimeoutError: still running ``grace_s`` after SIGKILL.
+            OSError: e.g. PermissionError from ``os.killpg``.
+        """
         try:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=grace_s)
         except ProcessLookupError:
-            pass
+            return
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                return
+            try:
+                proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                raise TimeoutError(f"still running {grace_s:g} s after SIGTERM and "
+                                   f"{grace_s:g} s after SIGKILL") from None
 
     def __enter__(self) -> ManagedServer:
         self.start()

@@ -31,6 +31,9 @@ from scipy import stats as _st
 
 from tokcaliper.errors import InputError
 from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.numbers import display_scale, num, p_value, percent, ratio as fmt_ratio
+from tokcaliper.numbers import signed_percent as _signed_pct
+from tokcaliper.numbers import statistic
 from tokcaliper.stats.describe import Description, describe, require_finite_values
 from tokcaliper.stats.resolution import mde_quick
 
@@ -271,10 +274,6 @@ def _change(p: float | None, ratio: float | None, alpha: float, higher_is_better
     return "improved" if better else "regressed"
 
 
-def _signed_pct(ratio: float | None) -> str:
-    return "—" if ratio is None else f"{100 * (ratio - 1):+.1f}%"
-
-
 def pair_ratios(a: Sequence[float], b: Sequence[float], alpha: float = 0.05,
                 higher_is_better: bool = True) -> list[PairStep]:
     """Per-pair ratios b_k/a_k in run order and the running verdict after each pair (M4).
@@ -308,7 +307,7 @@ def pair_ratios(a: Sequence[float], b: Sequence[float], alpha: float = 0.05,
         ch = _change(p, cum, alpha, higher_is_better)
         mark = {"improved": "improved", "regressed": "regressed",
                 "no significant difference": "~", "insufficient data": "?"}[ch]
-        ptxt = f"p={p:.2f}" if p is not None else "no test"
+        ptxt = f"p={p_value(p, 2)}" if p is not None else "no test"
         steps.append(PairStep(k=k, a=ai, b=bi, ratio=bi / ai if ai > 0 else None, cum_ratio=cum,
                               t=t, p=p, change=ch,
                               text=f"{_signed_pct(cum)} {mark} ({ptxt}, n={k}+{k})"))
@@ -395,11 +394,17 @@ def compare_arms(
         raise InputError(f"--alpha must be between 0 and 1 (exclusive), got {alpha:g}")
     na, nb = names
     da, db = describe(a, f"arm {na}"), describe(b, f"arm {nb}")
-    u = f" {unit}" if unit else ""
+    # One display unit for every number of the verdict (seconds may become ms).
+    scale, shown_unit = display_scale(unit, [da.mean, db.mean])
+    u = f" {shown_unit}" if shown_unit else ""
+
+    def v(x: float | None, sig: int = 4, trim: bool = False) -> str:
+        """A value of the metric in the display unit, without the unit."""
+        return num(None if x is None else x * scale, sig, trim=trim)
 
     def arm_line(name: str, d: Description) -> str:
-        cv = "CV —" if d.cv is None else f"CV {100 * d.cv:.1f}%"
-        return f"{name}: mean {d.mean:.1f}{u} (n={d.n}, {cv}, min {d.min:g}, max {d.max:g})"
+        return (f"{name}: mean {v(d.mean)}{u} (n={d.n}, CV {percent(d.cv)}, "
+                f"min {v(d.min, trim=True)}, max {v(d.max, trim=True)})")
 
     arithmetic = [arm_line(na, da), arm_line(nb, db)]
     inputs = {"a": list(map(float, a)), "b": list(map(float, b)), "names": list(names),
@@ -408,11 +413,11 @@ def compare_arms(
 
     if da.n < 2 or db.n < 2:
         ratio = db.mean / da.mean if da.mean > 0 else None
-        arithmetic.append(f"ratio {nb}/{na} = {db.mean:g} / {da.mean:g} = "
-                          f"{ratio:.3f}" if ratio is not None else "ratio undefined")
+        arithmetic.append(f"ratio {nb}/{na} = {v(db.mean)}{u} / {v(da.mean)}{u} = "
+                          f"{fmt_ratio(ratio)}" if ratio is not None else "ratio undefined")
         cvs = [d.cv for d in (da, db) if d.cv is not None]
-        extra = (f"; at CV {100 * cvs[0]:.1f}% single runs resolve only "
-                 f"{100 * mde_quick(cvs[0], 1):.0f}% (METHODS.md M10)") if cvs else ""
+        extra = (f"; at CV {percent(cvs[0])} single runs resolve only "
+                 f"{percent(mde_quick(cvs[0], 1), decimals=0)} (METHODS.md M10)") if cvs else ""
         verdict = Verdict(
             check="compare", title=f"{nb} vs {na}", status=Status.NA,
             summary=f"? insufficient data: Welch's t needs ≥ 2 runs per arm (n={da.n}+{db.n}){extra}",
@@ -428,32 +433,35 @@ def compare_arms(
     stable = _stably_worse(da, db, var, names, alpha, higher_is_better)
 
     ci = ("" if w.ratio_ci95 is None
-          else f" [95% CI {w.ratio_ci95[0]:.3f}, {w.ratio_ci95[1]:.3f}]")
-    ratio_txt = "undefined" if w.ratio is None else f"{w.ratio:.3f} ({_signed_pct(w.ratio)})"
-    arithmetic.append(f"ratio {nb}/{na} = {w.mean_b:.1f} / {w.mean_a:.1f} = {ratio_txt}{ci}")
+          else f" [95% CI {fmt_ratio(w.ratio_ci95[0])}, {fmt_ratio(w.ratio_ci95[1])}]")
+    ratio_txt = "undefined" if w.ratio is None else f"{fmt_ratio(w.ratio)} ({_signed_pct(w.ratio)})"
+    arithmetic.append(f"ratio {nb}/{na} = {v(w.mean_b)}{u} / {v(w.mean_a)}{u} = {ratio_txt}{ci}")
+    in_unit = f" (in{u})" if u else ""
     arithmetic.append(
-        f"Welch t = ({w.mean_a:.1f} − {w.mean_b:.1f}) / √({w.sd_a:.1f}²/{w.n_a} + "
-        f"{w.sd_b:.1f}²/{w.n_b}) = {w.mean_a - w.mean_b:.1f} / {w.se:.1f} = {w.t:.2f}, "
-        f"df = {w.df:.1f}, p = {w.p:.3f} (α = {alpha:g})")
-    bf = "" if var.bf_p is None else f"Brown–Forsythe W = {var.bf_w:.2f}, p = {var.bf_p:.3f}; "
-    ftxt = "F undefined" if var.f is None else f"F = {w.sd_a:.1f}²/{w.sd_b:.1f}² = {var.f:.2f}, p = {var.f_p:.3f}"
+        f"Welch t{in_unit} = ({v(w.mean_a)} − {v(w.mean_b)}) / √({v(w.sd_a, 3)}²/{w.n_a} + "
+        f"{v(w.sd_b, 3)}²/{w.n_b}) = {v(w.mean_a - w.mean_b, 3)} / {v(w.se, 3)} = {statistic(w.t)}, "
+        f"df = {num(w.df, 2, min_decimals=1)}, p = {p_value(w.p)} (α = {alpha:g})")
+    bf = ("" if var.bf_p is None
+          else f"Brown–Forsythe W = {statistic(var.bf_w)}, p = {p_value(var.bf_p)}; ")
+    ftxt = ("F undefined" if var.f is None
+            else f"F = {v(w.sd_a, 3)}²/{v(w.sd_b, 3)}² = {statistic(var.f)}, p = {p_value(var.f_p)}")
     arithmetic.append(f"variance: {bf}{ftxt}")
     if pairs is not None:
         arithmetic.append(f"pair ratios {nb}/{na} in order: "
-                          + " ".join("—" if s.ratio is None else f"{s.ratio:.3f}" for s in pairs))
+                          + " ".join(fmt_ratio(s.ratio) for s in pairs))
         arithmetic.append("verdict after each pair: " + "; ".join(f"{s.k}: {s.text}" for s in pairs))
 
     nn = f"n={w.n_a}+{w.n_b}"
     if change == "no significant difference":
-        summary = f"~ no significant difference: {nb}/{na} = {ratio_txt}{ci} (p={w.p:.2f}, {nn})"
+        summary = f"~ no significant difference: {nb}/{na} = {ratio_txt}{ci} (p={p_value(w.p, 2)}, {nn})"
         status = Status.NA
     else:
-        summary = f"{change}: {nb}/{na} = {ratio_txt}{ci} (p={w.p:.3f}, {nn})"
+        summary = f"{change}: {nb}/{na} = {ratio_txt}{ci} (p={p_value(w.p)}, {nn})"
         status = Status.PASS if change == "improved" else Status.FAIL
     if stable is not None:
         d_s = da if stable == na else db
         summary += (f"; {stable} is stably worse: all {d_s.n} runs within "
-                    f"{d_s.min:g}–{d_s.max:g}{u} (CV {100 * (d_s.cv or 0):.1f}%), below the other "
+                    f"{v(d_s.min, trim=True)}–{v(d_s.max, trim=True)}{u} (CV {percent(d_s.cv or 0)}), below the other "
                     f"arm's mean, and the variances differ (M9)")
         if status is Status.NA:
             summary += " — a flag to re-test with more runs, not a significant difference"
@@ -494,17 +502,19 @@ def single_number_comparison(mine: float, theirs: float, local_cv: float,
     ratio = theirs / mine
     gap = abs(ratio - 1)
     arithmetic = [
-        f"ratio {names[1]}/{names[0]} = {theirs:g} / {mine:g} = {ratio:.3f} ({_signed_pct(ratio)})",
-        f"MDE (n=1 per side) = 2 × {local_cv:g} × √2 = {mde:.3f} ({100 * mde:.0f}%)",
+        f"ratio {names[1]}/{names[0]} = {num(theirs, 6, trim=True)} / {num(mine, 6, trim=True)} = {fmt_ratio(ratio)} "
+        f"({_signed_pct(ratio)})",
+        f"MDE (n=1 per side) = 2 × {num(local_cv, 6, trim=True)} × √2 = {num(mde)} ({percent(mde, decimals=0)})",
     ]
     if gap < mde:
         status = Status.WARN
-        summary = (f"anecdote: a {100 * gap:.0f}% gap between single numbers is below the "
-                   f"{100 * mde:.0f}% a single run can resolve at local CV {100 * local_cv:.1f}%")
+        summary = (f"anecdote: a {percent(gap, decimals=0)} gap between single numbers is below the "
+                   f"{percent(mde, decimals=0)} a single run can resolve at local CV {percent(local_cv)}")
     else:
         status = Status.PASS
-        summary = (f"the {100 * gap:.0f}% gap exceeds the single-run MDE {100 * mde:.0f}% at local "
-                   f"CV {100 * local_cv:.1f}%; still list the knobs that differ (A7) before concluding")
+        summary = (f"the {percent(gap, decimals=0)} gap exceeds the single-run MDE "
+                   f"{percent(mde, decimals=0)} at local CV {percent(local_cv)}; still list the knobs "
+                   f"that differ (A7) before concluding")
     return Verdict(check="M10", title="cross-machine single numbers", status=status, summary=summary,
                    arithmetic=arithmetic,
                    inputs={names[0]: mine, names[1]: theirs, "local_cv": local_cv},

@@ -13,7 +13,9 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
+from tokcaliper.model import warnings as W
 from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.numbers import num, percent
 from tokcaliper.stats.describe import Description, describe
 from tokcaliper.stats.resolution import mde_quick, n_power, n_quick
 
@@ -66,51 +68,54 @@ def _one(name: str, values: Sequence[float], effect: float | None) -> MetricNois
     d = describe(values, name)
     r = d.n
     warns: list[str] = []
+    def g(x: float | None) -> str:  # a value of the metric, 4 significant digits as given
+        return num(x, 4, trim=True)
+
     arithmetic = [
-        f"n = {r}, mean = {d.mean:.4g}, std = {'—' if d.std is None else f'{d.std:.4g}'}, "
-        f"min = {d.min:.4g}, max = {d.max:.4g}",
+        f"n = {r}, mean = {g(d.mean)}, std = {g(d.std)}, min = {g(d.min)}, max = {g(d.max)}",
     ]
     if d.cv is not None:
-        arithmetic.append(f"CV = {d.std:.4g} / {d.mean:.4g} = {d.cv:.3f} ({100 * d.cv:.1f}%)")
+        arithmetic.append(f"CV = {g(d.std)} / {g(d.mean)} = {num(d.cv)} ({percent(d.cv)})")
     if d.spread is not None:
-        arithmetic.append(f"(max − min)/mean = ({d.max:.4g} − {d.min:.4g}) / {d.mean:.4g} = "
-                          f"{d.spread:.3f} ({100 * d.spread:.0f}%)")
+        arithmetic.append(f"(max − min)/mean = ({g(d.max)} − {g(d.min)}) / {g(d.mean)} = "
+                          f"{num(d.spread)} ({percent(d.spread, decimals=0)})")
     if r == 1:
-        warns.append(f"{name}: one repetition: std, CV and MDE are undefined")
+        warns.append(W.SINGLE_REPETITION.text(metric=name))
     elif r < MIN_REPETITIONS:
-        warns.append(f"fewer than {MIN_REPETITIONS} repetitions (n={r}): CV itself is uncertain "
-                     "(see its 95% CI)")
+        warns.append(W.FEW_REPETITIONS.text(min_n=MIN_REPETITIONS, n=r))
     if d.cv_ci95 is not None:
-        arithmetic.append(f"CV 95% CI {100 * d.cv_ci95[0]:.1f}%–{100 * d.cv_ci95[1]:.1f}% "
+        arithmetic.append(f"CV 95% CI {percent(d.cv_ci95[0])}–{percent(d.cv_ci95[1])} "
                           f"(chi-square on the variance, n={r})")
     if d.cv is None and r > 1:
-        warns.append(f"{name}: mean ≤ 0, CV undefined")
+        warns.append(W.CV_UNDEFINED.text(metric=name))
 
     m1 = mR = None
     nq = npw = None
     status = Status.PASS if r >= MIN_REPETITIONS else Status.WARN
     if d.cv is not None and d.cv > 0:
         m1, mR = mde_quick(d.cv, 1), mde_quick(d.cv, r)
-        arithmetic.append(f"MDE (n=1) = 2 × {d.cv:.3f} × √2 = {100 * m1:.1f}%")
-        arithmetic.append(f"MDE (n={r}) = 2 × {d.cv:.3f} × √(2/{r}) = {100 * mR:.1f}%")
-        summary = (f"CV {100 * d.cv:.1f}% over {r} runs (mean {d.mean:.4g}, "
-                   f"(max−min)/mean {100 * (d.spread or 0):.0f}%): two arms resolve "
-                   f"{100 * m1:.0f}% with single runs, {100 * mR:.0f}% with {r} runs each")
+        arithmetic.append(f"MDE (n=1) = 2 × {num(d.cv)} × √2 = {percent(m1)}")
+        arithmetic.append(f"MDE (n={r}) = 2 × {num(d.cv)} × √(2/{r}) = {percent(mR)}")
+        summary = (f"CV {percent(d.cv)} over {r} runs (mean {g(d.mean)}, "
+                   f"(max−min)/mean {percent(d.spread or 0, decimals=0)}): two arms resolve "
+                   f"{percent(m1, decimals=0)} with single runs, {percent(mR, decimals=0)} "
+                   f"with {r} runs each")
         if effect is not None:
             nq, npw = n_quick(d.cv, effect), n_power(d.cv, effect)
-            arithmetic.append(f"n (quick) = 8 × ({d.cv:.3f} / {effect:g})² → {nq}; "
+            eff = num(100 * effect, 6, trim=True) + "%"  # as given
+            arithmetic.append(f"n (quick) = 8 × ({num(d.cv)} / {num(effect, 6, trim=True)})² → {nq}; "
                               f"n (power 0.8, statsmodels TTestIndPower) → {npw}")
             if effect < mR:
                 status = Status.WARN
-                summary += (f"; a {100 * effect:g}% effect is below that — needs {nq} runs per arm "
+                summary += (f"; a {eff} effect is below that — needs {nq} runs per arm "
                             f"(quick, ~50% power) / {npw} (power 0.8)")
             else:
-                summary += (f"; a {100 * effect:g}% effect is resolvable at {r} runs per arm "
+                summary += (f"; a {eff} effect is resolvable at {r} runs per arm "
                             f"(quick; power 0.8 needs {npw})")
     elif d.cv == 0:
         status = Status.WARN
-        summary = f"all {r} runs identical ({d.mean:.4g}): CV 0, the metric may not be measured"
-        warns.append(f"{name}: all {r} runs identical — is the metric really measured?")
+        summary = f"all {r} runs identical ({g(d.mean)}): CV 0, the metric may not be measured"
+        warns.append(W.IDENTICAL_RUNS.text(metric=name, n=r))
     else:
         status = Status.NA
         summary = f"{r} run{'s' if r != 1 else ''}: no CV, no MDE"

@@ -26,7 +26,9 @@ import warnings
 from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
+from tokcaliper.model import warnings as W
 from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.numbers import num, percent
 
 __all__ = [
     "Plan",
@@ -45,6 +47,8 @@ __all__ = [
 QUICK_Z = 2.0
 #: Smallest n per arm for which a two-sample t-test has degrees of freedom (2n−2 ≥ 2).
 MIN_N_POWER = 2
+#: METHODS.md M1: a CV from fewer than 5 runs is itself uncertain.
+MIN_CV_RUNS = 5
 #: Tolerance when taking the ceiling of a float that should be an integer
 #: (8·(0.15/0.05)² evaluates to 71.99999999999999 in binary floating point).
 _CEIL_EPS = 1e-9
@@ -297,12 +301,12 @@ def achieved_power_of_quick_formula(cv: float, delta: float, alpha: float = 0.05
 def human_duration(seconds: float) -> str:
     """Format seconds as a short human duration ("45 s", "12 min", "4.8 h", "3.1 days")."""
     if seconds < 120:
-        return f"{seconds:.0f} s"
+        return f"{num(seconds, 2, trim=True)} s"
     if seconds < 2 * 3600:
-        return f"{seconds / 60:.0f} min"
+        return f"{num(seconds / 60, 2, trim=True)} min"
     if seconds < 72 * 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
+        return f"{num(seconds / 3600, 2, min_decimals=1)} h"
+    return f"{num(seconds / 86400, 2, min_decimals=1)} days"
 
 
 # ---------------------------------------------------------------- the plan
@@ -353,7 +357,8 @@ class Plan(BaseModel):
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%" if abs(100 * x - round(100 * x)) < 1e-9 or x >= 0.1 else f"{100 * x:.1f}%"
+    """An input fraction echoed as a percentage, as given (0.15 → "15%", 0.125 → "12.5%")."""
+    return num(100 * x, 4, trim=True) + "%"
 
 
 def plan(
@@ -416,23 +421,23 @@ def plan(
     b_p = None if per_run is None else 2 * npw * per_run
 
     arithmetic = [
-        f"MDE (quick, n={n}) = 2 × {cv:g} × √(2/{n}) = {m_n:.3f} ({100 * m_n:.1f}%)",
-        f"MDE (quick, n=1, single runs) = 2 × {cv:g} × √2 = {m_1:.3f} ({100 * m_1:.1f}%)",
-        f"n (quick) = 8 × ({cv:g} / {effect:g})² = {nq_raw:.2f} → {nq} runs per arm "
-        f"(power only {100 * pq:.0f}%)",
-        f"n (power {power:g}) = solve_power(d = {effect:g}/{cv:g} = {d:.3f}, alpha={alpha:g}, "
+        f"MDE (quick, n={n}) = 2 × {cv:g} × √(2/{n}) = {num(m_n)} ({percent(m_n)})",
+        f"MDE (quick, n=1, single runs) = 2 × {cv:g} × √2 = {num(m_1)} ({percent(m_1)})",
+        f"n (quick) = 8 × ({cv:g} / {effect:g})² = {num(nq_raw, 3, min_decimals=2)} → {nq} runs per arm "
+        f"(power only {percent(pq, decimals=0)})",
+        f"n (power {power:g}) = solve_power(d = {effect:g}/{cv:g} = {num(d)}, alpha={alpha:g}, "
         f"power={power:g}, two-sided) → {npw} runs per arm",
     ]
     if m_pw is not None:
         arithmetic.append(
-            f"MDE (power {power:g}, n={n}) = d({n}) × CV = {m_pw / cv:.3f} × {cv:g} = "
-            f"{m_pw:.3f} ({100 * m_pw:.1f}%)"
+            f"MDE (power {power:g}, n={n}) = d({n}) × CV = {num(m_pw / cv, 4)} × {cv:g} = "
+            f"{num(m_pw)} ({percent(m_pw)})"
         )
     if per_run is not None:
         for label, k, b in (("n", n, b_n), ("quick", nq, b_q), (f"power {power:g}", npw, b_p)):
             arithmetic.append(
                 f"budget ({label}) = 2 arms × {k} × ({run_seconds:g} s + {cooldown:g} s) = "
-                f"{b:,.0f} s ≈ {human_duration(b)}"
+                f"{num(b, 4, trim=True)} s ≈ {human_duration(b)}"
             )
 
     def about(b: float | None) -> str:
@@ -446,13 +451,13 @@ def plan(
         status = Status.FAIL
         summary = (
             f"don't run: a {eff_txt} effect is below what {n} run{'s' if n != 1 else ''} per arm "
-            f"can resolve at CV {cv_txt} (MDE {100 * m_n:.0f}%); {need}"
+            f"can resolve at CV {cv_txt} (MDE {percent(m_n, decimals=0)}); {need}"
         )
     elif npw > n:
         status = Status.WARN
-        pw_txt = f"{100 * p_n:.0f}%" if p_n is not None else "undefined (n=1)"
+        pw_txt = percent(p_n, decimals=0) if p_n is not None else "undefined (n=1)"
         summary = (
-            f"under-powered: {n} runs per arm reach the quick MDE ({100 * m_n:.0f}%) for a "
+            f"under-powered: {n} runs per arm reach the quick MDE ({percent(m_n, decimals=0)}) for a "
             f"{eff_txt} effect at CV {cv_txt}, but would detect it with power {pw_txt} only; "
             f"{need}"
         )
@@ -460,23 +465,19 @@ def plan(
         status = Status.PASS
         summary = (
             f"go: {n} runs per arm detect a {eff_txt} effect at CV {cv_txt} with power "
-            f"{100 * (p_n or 0):.0f}% ≥ {power:g} (power-based n = {npw})"
+            f"{percent(p_n or 0, decimals=0)} ≥ {power:g} (power-based n = {npw})"
             + (f", {about(b_n)}" if b_n is not None else "")
         )
 
     warns = [
-        f"the quick formulas have only about 50% power (here {100 * pq:.0f}% at n={nq}); "
-        f"use the power-based n to find a real {eff_txt} effect with probability {power:g}",
-        "all formulas assume independent runs; clock drift makes neighbouring runs dependent, "
-        "so the real floor is worse — interleave arms (METHODS.md M3, M4)",
+        W.QUICK_FORMULA_POWER.text(power_pct=percent(pq, decimals=0), n=nq, effect=eff_txt,
+                                   power=f"{power:g}"),
+        W.INDEPENDENT_RUNS_ASSUMED.text(),
     ]
-    if cv_n is not None and cv_n < 5:
-        warns.append(f"CV estimated from only {cv_n} runs (fewer than 5): CV itself is uncertain, "
-                     "and so is every figure above (METHODS.md M1)")
+    if cv_n is not None and cv_n < MIN_CV_RUNS:
+        warns.append(W.CV_FROM_FEW_RUNS.text(n=cv_n, min_n=MIN_CV_RUNS))
     if n == 1:
-        warns.append(
-            f"single runs per arm: differences below {100 * m_1:.0f}% are anecdotes (METHODS.md M10)"
-        )
+        warns.append(W.SINGLE_RUNS_ANECDOTE.text(mde=percent(m_1, decimals=0)))
 
     verdict = Verdict(
         check="M3",

@@ -19,18 +19,17 @@ from tokcaliper.model.telemetry import (
     TelemetrySummary,
     decode_clock_event_reasons,
 )
+from tokcaliper.telemetry.backend import Backend, BackendUnavailable
+from tokcaliper.telemetry.cpu import CpuBackend
+from tokcaliper.telemetry.host import collect_host_info
+from tokcaliper.telemetry.nvml import NvmlBackend, query_gpus
 from tokcaliper.telemetry.sampler import (
-    Backend,
-    BackendUnavailable,
     TelemetrySampler,
     default_backends,
     measure_idle,
     summarize,
     summarize_device,
 )
-from tokcaliper.telemetry.cpu import CpuBackend  # noqa: E402  (after sampler: imports it)
-from tokcaliper.telemetry.nvml import NvmlBackend, query_gpus  # noqa: E402
-from tokcaliper.telemetry.host import collect_host_info  # noqa: E402
 
 __all__ = [
     "Backend",

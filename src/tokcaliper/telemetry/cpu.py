@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tokcaliper.model.telemetry import DeviceInfo, TelemetrySample
-from tokcaliper.telemetry.sampler import BackendUnavailable
+from tokcaliper.telemetry.backend import BackendUnavailable
 
 __all__ = ["CpuBackend", "RaplZone", "find_rapl_zones", "read_cpu_model"]
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokcaliper.model.telemetry import DeviceInfo, GpuInfo, TelemetrySample
-from tokcaliper.telemetry.sampler import BackendUnavailable
+from tokcaliper.model import warnings as W
+from tokcaliper.telemetry.backend import BackendUnavailable
 
 __all__ = ["GpuQuery", "NvmlBackend", "load_nvml", "query_gpus"]
 
@@ -65,7 +66,7 @@ def _init(nvml: Any) -> str | None:
     try:
         nvml.nvmlInit()
     except Exception as exc:  # NVMLError_LibraryNotFound, _DriverNotLoaded, ...
-        return f"no NVIDIA GPU: nvmlInit failed: {_err(exc)}"
+        return W.NO_GPU.text(reason=f"nvmlInit failed: {_err(exc)}")
     return None
 
 
@@ -113,7 +114,7 @@ def query_gpus(nvml: Any = None) -> GpuQuery:
     """
     mod, reason = load_nvml(nvml)
     if mod is None:
-        return GpuQuery(reason=f"no NVIDIA GPU: {reason}")
+        return GpuQuery(reason=W.NO_GPU.text(reason=reason))
     reason = _init(mod)
     if reason is not None:
         return GpuQuery(reason=reason)
@@ -131,10 +132,10 @@ def query_gpus(nvml: Any = None) -> GpuQuery:
         try:
             count = int(mod.nvmlDeviceGetCount())
         except Exception as exc:
-            q.reason = f"no NVIDIA GPU: nvmlDeviceGetCount failed: {_err(exc)}"
+            q.reason = W.NO_GPU.text(reason=f"nvmlDeviceGetCount failed: {_err(exc)}")
             return q
         if count == 0:
-            q.reason = "no NVIDIA GPU: NVML reports 0 devices"
+            q.reason = W.NO_GPU.text(reason="NVML reports 0 devices")
             return q
         for i in range(count):
             g = GpuInfo(index=i)
@@ -232,7 +233,7 @@ class NvmlBackend:
         """
         mod, reason = load_nvml(self._nvml_arg)
         if mod is None:
-            raise BackendUnavailable(f"no NVIDIA GPU: {reason}")
+            raise BackendUnavailable(W.NO_GPU.text(reason=reason))
         reason = _init(mod)
         if reason is not None:
             raise BackendUnavailable(reason)
@@ -240,11 +241,11 @@ class NvmlBackend:
             count = int(mod.nvmlDeviceGetCount())
         except Exception as exc:
             _shutdown(mod)
-            raise BackendUnavailable(f"no NVIDIA GPU: nvmlDeviceGetCount failed: {_err(exc)}") from None
+            raise BackendUnavailable(W.NO_GPU.text(reason=f"nvmlDeviceGetCount failed: {_err(exc)}")) from None
         indices = self._indices if self._indices is not None else list(range(count))
         if not indices:
             _shutdown(mod)
-            raise BackendUnavailable("no NVIDIA GPU: NVML reports 0 devices")
+            raise BackendUnavailable(W.NO_GPU.text(reason="NVML reports 0 devices"))
         self._mod = mod
         self._gpus = []
         for i in indices:

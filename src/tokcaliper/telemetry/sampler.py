@@ -1,4 +1,4 @@
-"""The telemetry sampler thread, the back-end protocol, and the per-run summary (M5).
+"""The telemetry sampler thread and the per-run summary (M5).
 
 One background thread wakes every ``interval_s`` (scheduled on ``time.monotonic``),
 asks each back-end to append one :class:`~tokcaliper.model.telemetry.TelemetrySample`
@@ -17,17 +17,19 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
-from typing import Protocol, runtime_checkable
-
+from tokcaliper.model import warnings as W
 from tokcaliper.model.telemetry import (
     DeviceInfo,
     DeviceSummary,
     TelemetrySample,
     TelemetrySummary,
 )
+from tokcaliper.telemetry.backend import Backend, BackendUnavailable
+from tokcaliper.telemetry.cpu import CpuBackend
+from tokcaliper.telemetry.nvml import NvmlBackend
 
 __all__ = [
-    "Backend",
+    "Backend",  # re-exported from telemetry.backend, where it is defined
     "BackendUnavailable",
     "TelemetrySampler",
     "default_backends",
@@ -39,35 +41,8 @@ __all__ = [
 GPU_KINDS = frozenset({"nvidia_gpu"})
 
 
-class BackendUnavailable(Exception):
-    """A back-end cannot sample on this machine; ``str(exc)`` is the reason shown to users
-    (for NVML it starts with ``"no NVIDIA GPU: "``)."""
-
-
-@runtime_checkable
-class Backend(Protocol):
-    """What the sampler needs from a telemetry source.
-
-    ``open`` is called once before sampling and raises :class:`BackendUnavailable`
-    with a reason when the source is absent. ``sample`` appends one sample per device
-    to ``out`` and must not raise for a single failed reading (it records the reason
-    in the device's ``unavailable`` instead). ``close`` releases the source.
-    """
-
-    name: str
-
-    def open(self) -> list[DeviceInfo]: ...
-
-    def sample(self, t_mono: float, t_wall: float, out: list[TelemetrySample]) -> None: ...
-
-    def close(self) -> None: ...
-
-
 def default_backends() -> list[Backend]:
     """The default back-ends: NVML (all GPUs, via ``pynvml``) then host CPU (psutil + RAPL)."""
-    from tokcaliper.telemetry.cpu import CpuBackend
-    from tokcaliper.telemetry.nvml import NvmlBackend
-
     return [NvmlBackend(), CpuBackend()]
 
 
@@ -280,9 +255,10 @@ class TelemetrySampler:
             self._gpu_reason = None
         elif "nvml" in self._backend_errors:
             reason = self._backend_errors["nvml"]
-            self._gpu_reason = reason if reason.startswith("no NVIDIA GPU") else f"no NVIDIA GPU: {reason}"
+            no_gpu = W.NO_GPU.text(reason="")
+            self._gpu_reason = reason if reason.startswith(no_gpu) else W.NO_GPU.text(reason=reason)
         else:
-            self._gpu_reason = "no NVIDIA GPU: NVML back-end not in use"
+            self._gpu_reason = W.NO_GPU.text(reason="NVML back-end not in use")
         return True
 
     def _close(self) -> None:

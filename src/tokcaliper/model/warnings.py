@@ -1,0 +1,117 @@
+"""Every caveat tokcaliper prints, written once: a code and a message template each.
+
+Producers (``stats``, ``telemetry``, ``cli``) build the text with
+:meth:`NamedWarning.text`; renderers print it. A warning's wording therefore
+lives here only, and tests and tools can match on the code's template instead
+of copying the sentence. Pure data, no I/O (hyperfine keeps its warnings in one
+module the same way).
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+
+__all__ = [
+    "ALL",
+    "CV_FROM_FEW_RUNS",
+    "CV_UNDEFINED",
+    "FEW_REPETITIONS",
+    "IDENTICAL_RUNS",
+    "INDEPENDENT_RUNS_ASSUMED",
+    "NO_GPU",
+    "NO_POWER_SOURCE",
+    "NamedWarning",
+    "QUICK_FORMULA_POWER",
+    "SINGLE_REPETITION",
+    "SINGLE_RUN_NO_CV",
+    "SINGLE_RUNS_ANECDOTE",
+    "SERVER_STOP_FAILED",
+    "TELEMETRY_OFF",
+]
+
+
+@dataclass(frozen=True)
+class NamedWarning:
+    """A caveat with a stable code and a message template.
+
+    Attributes:
+        code: short kebab-case identifier, e.g. ``"few-repetitions"``.
+        template: :meth:`str.format` template; its ``{fields}`` are the
+            keyword arguments :meth:`text` needs.
+    """
+
+    code: str
+    template: str
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The names the template needs, in order of first appearance."""
+        names: list[str] = []
+        for _lit, name, _spec, _conv in string.Formatter().parse(self.template):
+            if name and name not in names:
+                names.append(name)
+        return tuple(names)
+
+    def text(self, **fields: object) -> str:
+        """The message with ``fields`` filled in.
+
+        Raises:
+            KeyError: a field of the template is missing (a programming error).
+        """
+        return self.template.format(**fields)
+
+
+#: METHODS.md M1: CV from fewer than 5 repetitions is itself uncertain.
+FEW_REPETITIONS = NamedWarning(
+    "few-repetitions",
+    "fewer than {min_n} repetitions (n={n}): CV itself is uncertain (see its 95% CI)")
+#: One value of a metric: no spread at all.
+SINGLE_REPETITION = NamedWarning(
+    "single-repetition", "{metric}: one repetition: std, CV and MDE are undefined")
+#: CV = std/mean needs a positive mean.
+CV_UNDEFINED = NamedWarning("cv-undefined", "{metric}: mean ≤ 0, CV undefined")
+#: Zero spread usually means the metric is not measured at all.
+IDENTICAL_RUNS = NamedWarning(
+    "identical-runs", "{metric}: all {n} runs identical — is the metric really measured?")
+#: One stored run shown in detail (``tokcaliper show``): no run-to-run noise (M1).
+SINGLE_RUN_NO_CV = NamedWarning(
+    "single-run-no-cv",
+    "one run has no CV: run-to-run noise needs ≥ {min_n} repetitions "
+    "(`tokcaliper bench --repeat {min_n}`, METHODS.md M1)")
+#: ``tokcaliper plan --from-runs`` with fewer than 5 runs (METHODS.md M1).
+CV_FROM_FEW_RUNS = NamedWarning(
+    "cv-from-few-runs",
+    "CV estimated from only {n} runs (fewer than {min_n}): CV itself is uncertain, "
+    "and so is every figure above (METHODS.md M1)")
+#: METHODS.md M3: n = 8·(CV/Δ)² has only about 50% power.
+QUICK_FORMULA_POWER = NamedWarning(
+    "quick-formula-power",
+    "the quick formulas have only about 50% power (here {power_pct} at n={n}); "
+    "use the power-based n to find a real {effect} effect with probability {power}")
+#: METHODS.md M3, M4: drift makes neighbouring runs dependent.
+INDEPENDENT_RUNS_ASSUMED = NamedWarning(
+    "independent-runs-assumed",
+    "all formulas assume independent runs; clock drift makes neighbouring runs dependent, "
+    "so the real floor is worse — interleave arms (METHODS.md M3, M4)")
+#: METHODS.md M10: single runs per arm.
+SINGLE_RUNS_ANECDOTE = NamedWarning(
+    "single-runs-anecdote",
+    "single runs per arm: differences below {mde} are anecdotes (METHODS.md M10)")
+#: No GPU telemetry (M5); ``reason`` says why (library, driver, zero devices).
+NO_GPU = NamedWarning("no-gpu", "no NVIDIA GPU: {reason}")
+#: Idle power could not be measured (M5).
+NO_POWER_SOURCE = NamedWarning("no-power-source", "no power source (no NVML GPU, no RAPL) — not measured")
+#: Stopping a managed server failed (a second timeout, a permission error, …).
+SERVER_STOP_FAILED = NamedWarning(
+    "server-stop-failed",
+    "could not stop the server (pid {pid}): {error}; it may still be running "
+    "(kill -KILL -{pid}; log {log})")
+#: Telemetry switched off by the user.
+TELEMETRY_OFF = NamedWarning("telemetry-off", "not sampled (--telemetry-interval 0)")
+
+#: Every named warning by code.
+ALL: dict[str, NamedWarning] = {w.code: w for w in (
+    FEW_REPETITIONS, SINGLE_REPETITION, CV_UNDEFINED, IDENTICAL_RUNS, SINGLE_RUN_NO_CV,
+    CV_FROM_FEW_RUNS, QUICK_FORMULA_POWER, INDEPENDENT_RUNS_ASSUMED, SINGLE_RUNS_ANECDOTE,
+    NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED)}
