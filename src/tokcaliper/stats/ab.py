@@ -347,7 +347,7 @@ def stably_slow_from_summary(a: ArmStats, b: ArmStats, var: VarianceTest, alpha:
     95% of normal runs): flagged when the F-test p < α and, for a higher-is-better
     metric, ``mean_narrow + 2·sd_narrow < mean_other`` (mirror image for
     lower-is-better). 453.2 ± 6.9 against 500.3 ± 50.2 (n = 4 each): 467.0 < 500.3,
-    F-test p = 0.004 → flagged.
+    F-test p = 0.009 → flagged.
 
     Returns:
         Name of the flagged arm, or ``None``.
