@@ -281,6 +281,12 @@ def test_bad_inputs_raise_input_error():
         analyze_samples([1.0, -2.0], [2.0, 3.0])
     with pytest.raises(InputError, match="--margin"):
         analyze_samples([1.0, 2.0], [2.0, 3.0], margin=1.5)
+    with pytest.raises(InputError, match="do not vary"):
+        analyze_samples([100.0, 100.0], [100.0, 100.0])
+    with pytest.raises(InputError, match="do not vary"):
+        analyze_summary((100.0, 0.0, 4), (110.0, 0.0, 4))
+    with pytest.raises(InputError, match="pair ratios are equal"):
+        analyze_samples([100.0, 90.0, 95.0], [110.0, 99.0, 104.5], paired=True)
     with pytest.raises(InputError, match="n must be an integer"):
         analyze_summary((1.0, 0.1, 1), (1.0, 0.1, 4))
 

@@ -275,7 +275,13 @@ def _ceil_runs(x: float) -> int | None:
 def _target(effect: float | None, ratio: float, band: float) -> float:
     if effect is not None:
         return effect
-    return max(abs(ratio - 1), band) if max(abs(ratio - 1), band) > 0 else 0.01
+    return max(abs(ratio - 1), band) or DEFAULT_NOISE_BAND
+
+
+def _require_variation(a: ArmStats, b: ArmStats) -> None:
+    if a.sd == 0 and b.sd == 0:
+        raise InputError(f"the runs do not vary (sd 0 in arms {a.name} and {b.name}): no test is "
+                         "defined; is this the right metric?")
 
 
 def _ratio_ci(a: ArmStats, b: ArmStats, alpha: float) -> tuple[float, float] | None:
@@ -439,6 +445,7 @@ def analyze_samples(
     if paired and arm_a.n != arm_b.n:
         raise InputError(f"paired runs need equal run counts per arm, got {na}: {arm_a.n} and "
                          f"{nb}: {arm_b.n}")
+    _require_variation(arm_a, arm_b)
     base = compare_arms(a, b, names, unit=unit, higher_is_better=higher_is_better, alpha=alpha)
     assert base.welch is not None and base.variance is not None  # n ≥ 2 checked above
     ratio = arm_b.mean / arm_a.mean
@@ -447,11 +454,14 @@ def analyze_samples(
     pr = running = None
     if paired:
         pr = paired_log_ratio(a, b, alpha)
+        if pr.p is None or pr.sd_log < 1e-12:  # equal up to rounding
+            raise InputError(f"all pair ratios are equal ({pr.ratio:.4g}): the paired t-test is "
+                             "undefined")
         running = _running(list(a), list(b), alpha, higher_is_better, noise_band, effect)
         tgt = _target(effect, pr.ratio, noise_band)
         mde, need = _paired_resolution(pr, tgt, alpha)
         tost = None
-        if margin is not None and pr.sd_log > 0:
+        if margin is not None:
             tost = tost_paired(a, b, margin, alpha)
         dec_ratio, dec_ci, p_raw = pr.ratio, pr.ratio_ci, pr.p
     else:
@@ -521,6 +531,7 @@ def analyze_summary(
             raise InputError(f"arm {name}: the standard deviation must be ≥ 0, got {sd}")
         arms.append(ArmStats(name=name, n=n, mean=float(mean), sd=float(sd), cv=sd / mean))
     arm_a, arm_b = arms
+    _require_variation(arm_a, arm_b)
     w = welch_from_summary(arm_a.mean, arm_a.sd, arm_a.n, arm_b.mean, arm_b.sd, arm_b.n)
     var = f_test_from_summary(arm_a.sd, arm_a.n, arm_b.sd, arm_b.n)
     ratio = arm_b.mean / arm_a.mean
