@@ -1,9 +1,11 @@
 """The experiment file: TOML + pydantic, errors naming the key and its line."""
 
+import json
+
 import pytest
 
 from tokcaliper.errors import InputError
-from tokcaliper.experiment.spec import key_lines, load_experiment, parse_experiment
+from tokcaliper.experiment.spec import ExperimentSpec, key_lines, load_experiment, parse_experiment
 
 GOOD = '''\
 name = "power cap 200 W against 180 W"
@@ -117,6 +119,11 @@ value = 7
 '''
     spec = parse_experiment(text)
     assert {a.kind for a in spec.arms} == {"server"}
+    # the embedded default server and model may be named in a server command only
+    local = text.replace("llama-server --port", "{llama_server} -m {smollm2} --port")
+    assert parse_experiment(local).arms[0].server_cmd.startswith("{llama_server} -m {smollm2}")
+    assert "unknown placeholder {smollm2}" in _err(
+        GOOD.replace('switch = "nvidia-smi -pl {value}"', 'switch = "nvidia-smi {smollm2}"', 1))
     assert "url" in _err(text.replace("runs_per_arm = 3", 'runs_per_arm = 3\nurl = "http://x:1"'))
     mixed = text.replace('server_cmd = "llama-server --port {port} --draft-max {value}"\nvalue = 7',
                          'switch = "true"')
@@ -133,6 +140,13 @@ def test_toml_syntax_error_and_missing_file(tmp_path):
     p.write_text(GOOD.replace("runs_per_arm = 5", "runs_per_arm = 5.5"), encoding="utf-8")
     with pytest.raises(InputError, match=rf"^{p} line 3: runs_per_arm: "):
         load_experiment(p)
+
+
+def test_stored_spec_round_trips_through_json():
+    # the runner stores spec.model_dump(mode="json") and validates it again on resume
+    spec = parse_experiment(GOOD.replace('order = "abba"', 'order = "random-blocks"\nseed = 4'))
+    again = ExperimentSpec.model_validate(json.loads(json.dumps(spec.model_dump(mode="json"))))
+    assert again == spec and again.run_order() == spec.run_order()
 
 
 def test_key_lines():

@@ -29,12 +29,15 @@ PLACEHOLDERS = frozenset({"value", "port", "host"})
 _FMT = string.Formatter()
 
 
-def placeholders(template: str) -> set[str]:
+def placeholders(template: str, allowed: frozenset[str] | set[str] = PLACEHOLDERS) -> set[str]:
     """Names of the ``{…}`` fields in ``template`` (``{{`` and ``}}`` are literal braces).
+
+    Args:
+        template: the command text. allowed: names accepted (default :data:`PLACEHOLDERS`).
 
     Raises:
         InputError: unbalanced braces, a positional ``{}``, a field with a
-            format spec/conversion or attribute, or a name not in :data:`PLACEHOLDERS`.
+            format spec/conversion or attribute, or a name not in ``allowed``.
     """
     names: set[str] = set()
     try:
@@ -44,12 +47,13 @@ def placeholders(template: str) -> set[str]:
     for _lit, field, spec, conv in parsed:
         if field is None:
             continue
+        names_txt = ", ".join("{" + a + "}" for a in sorted(allowed))
         if field == "" or spec or conv or not field.isidentifier():
             raise InputError(f"command {template!r}: placeholder {{{field}}} is not one of "
-                             f"{{value}}, {{port}}, {{host}}")
-        if field not in PLACEHOLDERS:
+                             f"{names_txt}")
+        if field not in allowed:
             raise InputError(f"command {template!r}: unknown placeholder {{{field}}} "
-                             "(allowed: {value}, {port}, {host})")
+                             f"(allowed: {names_txt})")
         names.add(field)
     return names
 

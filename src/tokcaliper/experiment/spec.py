@@ -52,13 +52,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tokcaliper.errors import InputError
-from tokcaliper.experiment.commands import placeholders
+from tokcaliper.experiment.commands import PLACEHOLDERS, placeholders
 from tokcaliper.experiment.metric_ref import DEFAULT_METRIC, higher_is_better, validate_metric
 from tokcaliper.experiment.order import OrderName, run_order
 from tokcaliper.model.run import LoadConfig
 
-__all__ = ["ArmSpec", "ExperimentSpec", "LoadSpec", "key_lines", "load_experiment",
-           "parse_experiment"]
+__all__ = ["LOCAL_PLACEHOLDERS", "ArmSpec", "ExperimentSpec", "LoadSpec", "key_lines",
+           "load_experiment", "parse_experiment"]
 
 
 class KeyedValueError(ValueError):
@@ -127,18 +127,21 @@ class LoadSpec(_Strict):
             prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s)
 
 
-def _check_command(key: str, template: str, allowed: set[str]) -> set[str]:
+#: Placeholders a server command may use besides {value}/{port}/{host}: the
+#: embedded default llama-server binary and SmolLM2 model, filled in by the
+#: runner (scripts/setup-llama-server.sh builds them).
+LOCAL_PLACEHOLDERS = frozenset({"llama_server", "smollm2"})
+_ARM_SERVER = PLACEHOLDERS | LOCAL_PLACEHOLDERS
+_TOP_SERVER = frozenset({"port", "host"}) | LOCAL_PLACEHOLDERS
+
+
+def _check_command(key: str, template: str, allowed: frozenset[str]) -> set[str]:
     if not template.strip():
         raise KeyedValueError(key, "command is empty")
     try:
-        used = placeholders(template)
+        return placeholders(template, allowed)
     except InputError as e:
         raise KeyedValueError(key, str(e)) from None
-    extra = used - allowed
-    if extra:
-        raise KeyedValueError(key, f"placeholder {{{sorted(extra)[0]}}} cannot be used here "
-                                   f"(allowed: {', '.join('{' + a + '}' for a in sorted(allowed))})")
-    return used
 
 
 class ArmSpec(_Strict):
@@ -147,7 +150,8 @@ class ArmSpec(_Strict):
     Attributes:
         name: unique label (stored with every run).
         server_cmd: command that starts this arm's server ({port}, {host},
-            {value} filled); the server is restarted when the arm changes.
+            {value} filled; {llama_server} and {smollm2} name the embedded
+            default server and model); the server is restarted when the arm changes.
         switch: command that puts the live system into this arm's state
             (e.g. ``nvidia-smi -pl {value}``).
         value: what ``{value}`` stands for (from this file only).
@@ -190,11 +194,11 @@ class ArmSpec(_Strict):
                                   "switch (command against a live system)")
         used: set[str] = set()
         if self.server_cmd is not None:
-            used |= _check_command("server_cmd", self.server_cmd, {"value", "port", "host"})
+            used |= _check_command("server_cmd", self.server_cmd, _ARM_SERVER)
         if self.switch is not None:
-            used |= _check_command("switch", self.switch, {"value", "port", "host"})
+            used |= _check_command("switch", self.switch, PLACEHOLDERS)
         if self.readback is not None:
-            used |= _check_command("readback", self.readback, {"value", "port", "host"})
+            used |= _check_command("readback", self.readback, PLACEHOLDERS)
             if (self.expect is None) == (self.expect_regex is None):
                 raise KeyedValueError("readback", "a readback needs exactly one of expect "
                                                   "(exact string) or expect_regex")
@@ -279,7 +283,7 @@ class ExperimentSpec(_Strict):
                                   "managed-server arms bring their own server_cmd; remove the "
                                   "top-level url/server_cmd")
         if self.server_cmd is not None:
-            _check_command("server_cmd", self.server_cmd, {"port", "host"})
+            _check_command("server_cmd", self.server_cmd, _TOP_SERVER)
         if self.order == "random-blocks" and self.seed is None:
             raise KeyedValueError("order", "order = random-blocks needs a seed")
         if self.order != "random-blocks" and self.seed is not None:
