@@ -3,7 +3,13 @@
 import pytest
 
 from tokcaliper.errors import InputError
-from tokcaliper.experiment.samples import parse_number_list, parse_samples_csv, parse_summary_stats
+from tokcaliper.experiment.order import run_order
+from tokcaliper.experiment.samples import (
+    parse_number_list,
+    parse_samples_csv,
+    parse_summary_stats,
+    samples_from_runs,
+)
 
 
 def test_lists_and_stats():
@@ -60,3 +66,20 @@ def test_bad_csv(text, msg):
 def test_unknown_arm():
     with pytest.raises(InputError, match="no arm 'C'"):
         parse_samples_csv("arm,value\nA,1\nB,2\n", arms=("A", "C"))
+
+
+def test_stored_runs_pair_by_block():
+    order = run_order(["A", "B"], 4, "abba")  # A B | B A | A B | B A
+    value = {0: 1.0, 1: 2.0, 2: 20.0, 3: 10.0, 4: 100.0, 5: 200.0, 6: 2000.0, 7: 1000.0}
+    runs = [(p, arm, value[p]) for p, arm in order if p != 4]  # position 4 (A) failed
+    s = samples_from_runs(runs, ("A", "B"), "abba", 2)
+    assert s.paired and s.pairs == ["block 0", "block 1", "block 3"]
+    assert s.a == [1.0, 10.0, 1000.0] and s.b == [2.0, 20.0, 2000.0]
+    three = run_order(["A", "B", "C"], 2, "random-blocks", seed=1)
+    s3 = samples_from_runs([(p, a, float(p)) for p, a in three], ("C", "A"), "random-blocks", 3)
+    assert len(s3.a) == 2 and all(p // 3 == q // 3 for p, q in zip(s3.a, s3.b))
+    blocked = samples_from_runs([(p, a, float(p)) for p, a in run_order(["A", "B"], 3, "blocked")],
+                                ("A", "B"), "blocked", 2)
+    assert not blocked.paired and blocked.a == [0.0, 1.0, 2.0]
+    with pytest.raises(InputError, match="no block"):
+        samples_from_runs([(0, "A", 1.0), (3, "B", 1.0)], ("A", "B"), "alternate", 2)

@@ -8,6 +8,9 @@ each compared arm, and the pairs are taken in run order (smallest
 are independent; ``position`` then only orders the runs. With a ``metric``
 column each metric is compared separately (and Holm-corrected together).
 
+Stored experiments: :func:`samples_from_runs` pairs measured runs by block
+of the run order (see :mod:`tokcaliper.experiment.order`).
+
 Pure text parsing; the CLI reads the file.
 """
 
@@ -23,7 +26,7 @@ from pydantic import BaseModel
 from tokcaliper.errors import InputError
 
 __all__ = ["ArmSamples", "SampleTable", "parse_number_list", "parse_samples_csv",
-           "parse_summary_stats"]
+           "parse_summary_stats", "samples_from_runs"]
 
 _COLUMNS = ("arm", "value", "pair", "position", "metric")
 
@@ -194,3 +197,46 @@ def _paired(recs: list[tuple], names: tuple[str, str], metric: str | None, sourc
     return ArmSamples(metric=metric, names=names, a=[s[names[0]][2] for _, s in ordered],
                       b=[s[names[1]][2] for _, s in ordered], paired=True,
                       pairs=[p for p, _ in ordered])
+
+
+def samples_from_runs(runs: Sequence[tuple[int, str, float]], names: tuple[str, str],
+                      order: str, n_arms: int, metric: str | None = None) -> ArmSamples:
+    """Two arms' runs of an experiment, paired by block of the run order.
+
+    Every order but ``blocked`` is made of blocks of ``n_arms`` positions that
+    hold each arm once (A B | B A | …), so the runs of a block share their
+    moment: block ``position // n_arms`` is the pair. A block missing either
+    arm's run (a failed or invalid run, left out by the caller) loses both, as
+    a half pair would bias the ratio. ``blocked`` order gives unpaired arms.
+
+    Args:
+        runs: measured, valid runs as ``(position, arm, value)`` (warm-ups excluded).
+        names: (baseline, candidate). order: the experiment's order name.
+        n_arms: number of arms in the experiment (≥ 2). metric: label.
+
+    Raises:
+        InputError: a position given twice for the same arm in a block, n_arms < 2,
+            or an arm left with no runs.
+    """
+    if n_arms < 2:
+        raise InputError(f"an experiment has at least 2 arms, got {n_arms}")
+    ordered = sorted((int(p), a, float(v)) for p, a, v in runs if a in names)
+    if order == "blocked":
+        a = [v for _, arm, v in ordered if arm == names[0]]
+        b = [v for _, arm, v in ordered if arm == names[1]]
+        for n, vals in zip(names, (a, b)):
+            if not vals:
+                raise InputError(f"arm {n!r} has no valid runs")
+        return ArmSamples(metric=metric, names=names, a=a, b=b, paired=False)
+    blocks: dict[int, dict[str, float]] = {}
+    for pos, arm, v in ordered:
+        slot = blocks.setdefault(pos // n_arms, {})
+        if arm in slot:
+            raise InputError(f"block {pos // n_arms} holds two runs of arm {arm!r}")
+        slot[arm] = v
+    full = [(k, s) for k, s in sorted(blocks.items()) if names[0] in s and names[1] in s]
+    if not full:
+        raise InputError(f"no block holds valid runs of both {names[0]!r} and {names[1]!r}")
+    return ArmSamples(metric=metric, names=names, a=[s[names[0]] for _, s in full],
+                      b=[s[names[1]] for _, s in full], paired=True,
+                      pairs=[f"block {k}" for k, _ in full])
