@@ -4,6 +4,9 @@
 - :mod:`.resolution` — MDE and runs per arm, quick and power-based; ``plan`` (M3)
 - :mod:`.compare` — Welch's t, per-pair ratios, variance tests, verdict (M4, M9, M10)
 - :mod:`.noise` — noise floor per metric (M1)
+- :mod:`.paired`, :mod:`.equivalence`, :mod:`.multiple`, :mod:`.verdict_gate` — paired
+  log ratios, TOST, Holm, the faster/slower/equivalent/inconclusive gate
+- :mod:`.ab` — the whole A/B analysis behind ``tokcaliper compare`` (docs/compare.md)
 """
 
 from tokcaliper.stats.compare import (

@@ -1,0 +1,136 @@
+"""CLI: ``tokcaliper compare`` — two arms, every figure, one honest verdict (M3, M4, M9, M10).
+
+Thin: parse exactly one input (``--a/--b`` runs, ``--csv``, ``--a-stats/--b-stats``
+summaries or ``--a-single/--b-single`` numbers), call :mod:`tokcaliper.stats.ab`,
+render with :mod:`tokcaliper.report.compare_view` or as JSON.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from tokcaliper.cli._app import JSON_HELP, app
+from tokcaliper.errors import InputError
+
+
+def _names(text: Optional[str], option: str) -> tuple[str, str] | None:
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise InputError(f"{option} must be two different names separated by a comma, got {text!r}")
+    return parts[0], parts[1]
+
+
+@app.command("compare")
+def compare_cmd(
+    a: Annotated[Optional[str], typer.Option("--a", help="Baseline runs, comma-separated (e.g. 754.3,770.0,639.3).")] = None,
+    b: Annotated[Optional[str], typer.Option("--b", help="Candidate runs, comma-separated.")] = None,
+    csv_path: Annotated[Optional[Path], typer.Option("--csv", help="CSV with columns arm,value[,pair][,position][,metric].")] = None,
+    a_stats: Annotated[Optional[str], typer.Option("--a-stats", help="Baseline as published: mean,sd,n (sample sd).")] = None,
+    b_stats: Annotated[Optional[str], typer.Option("--b-stats", help="Candidate as published: mean,sd,n.")] = None,
+    a_single: Annotated[Optional[float], typer.Option("--a-single", help="One baseline number (no verdict, M10).")] = None,
+    b_single: Annotated[Optional[float], typer.Option("--b-single", help="One candidate number (no verdict, M10).")] = None,
+    cv: Annotated[Optional[float], typer.Option("--cv", help="Local CV (fraction) for --a-single/--b-single.")] = None,
+    paired: Annotated[bool, typer.Option("--paired", help="--a/--b were interleaved: pair k = (a[k], b[k]); the paired analysis decides.")] = False,
+    names: Annotated[Optional[str], typer.Option("--names", help="Display names BASELINE,CANDIDATE (default A,B).")] = None,
+    arms: Annotated[Optional[str], typer.Option("--arms", help="CSV arms to compare: BASELINE,CANDIDATE.")] = None,
+    metric: Annotated[str, typer.Option("--metric", help="Metric name: sets the direction (higher/lower is better).")] = "aggregate_output_tok_s",
+    better: Annotated[Optional[str], typer.Option("--better", help="Override the direction: higher or lower.")] = None,
+    unit: Annotated[str, typer.Option("--unit", help="Unit shown beside the means.")] = "",
+    alpha: Annotated[float, typer.Option("--alpha", help="Two-sided significance level.")] = 0.05,
+    noise_band: Annotated[float, typer.Option("--noise-band", help="No faster/slower while the CI reaches within ±band of 1.")] = 0.01,
+    margin: Annotated[Optional[float], typer.Option("--margin", help="Equivalence margin E (fraction): allows 'equivalent within ±E' (TOST).")] = None,
+    effect: Annotated[Optional[float], typer.Option("--effect", help="The effect you care about (fraction), for the runs needed.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+) -> None:
+    """Compare two arms: n, mean, sd, CV; ratio with CI; Welch (and paired) t; MDE; verdict.
+
+    The verdict is faster/slower only when p < α and the CI clears the noise
+    band, equivalent only when a TOST passes for --margin, else inconclusive
+    with the MDE and the runs it would take. One number per arm gets no verdict.
+    """
+    modes = {"--a/--b": a is not None or b is not None, "--csv": csv_path is not None,
+             "--a-stats/--b-stats": a_stats is not None or b_stats is not None,
+             "--a-single/--b-single": a_single is not None or b_single is not None}
+    chosen = [k for k, v in modes.items() if v]
+    if len(chosen) != 1:
+        raise InputError("give exactly one input: --a/--b, --csv, --a-stats/--b-stats or "
+                         f"--a-single/--b-single{'' if not chosen else ' (got ' + ', '.join(chosen) + ')'}")
+    mode = chosen[0]
+    pair_opts = {"--a/--b": (a, b), "--a-stats/--b-stats": (a_stats, b_stats),
+                 "--a-single/--b-single": (a_single, b_single)}
+    if mode in pair_opts and None in pair_opts[mode]:
+        first, second = mode.split("/")
+        raise InputError(f"{first} and {second} go together: give both")
+    if cv is not None and mode != "--a-single/--b-single":
+        raise InputError("--cv is for --a-single/--b-single; with runs the CV is computed")
+    if paired and mode != "--a/--b":
+        raise InputError("--paired is for --a/--b; a CSV is paired by its pair column")
+    if arms is not None and mode != "--csv":
+        raise InputError("--arms is for --csv; use --names for display names")
+    if better not in (None, "higher", "lower"):
+        raise InputError(f"--better must be higher or lower, got {better!r}")
+
+    from tokcaliper.experiment.metric_ref import higher_is_better, validate_metric
+    from tokcaliper.report.output import emit
+
+    display = _names(names, "--names") or ("A", "B")
+
+    if mode == "--a-single/--b-single":
+        from tokcaliper.report.compare_view import render_single
+        from tokcaliper.stats.ab import single_numbers
+
+        sn = single_numbers(a_single, b_single, cv, display)  # type: ignore[arg-type]
+        emit(sn, as_json, lambda console: render_single(sn, console))
+        return
+
+    from tokcaliper.experiment.samples import (
+        parse_number_list,
+        parse_samples_csv,
+        parse_summary_stats,
+    )
+    from tokcaliper.report.compare_view import render_analysis, render_multi
+    from tokcaliper.stats.ab import analyze_samples, analyze_summary, compare_metrics
+
+    def direction(name: str) -> bool:
+        if better is not None:
+            return better == "higher"
+        validate_metric(name)
+        return higher_is_better(name)
+
+    settings = {"alpha": alpha, "noise_band": noise_band, "margin": margin, "effect": effect,
+                "unit": unit}
+    if mode == "--a-stats/--b-stats":
+        an = analyze_summary(parse_summary_stats(a_stats, "--a-stats"),  # type: ignore[arg-type]
+                             parse_summary_stats(b_stats, "--b-stats"),  # type: ignore[arg-type]
+                             display, metric=metric, higher_is_better=direction(metric), **settings)
+        emit(an, as_json, lambda console: render_analysis(an, console))
+        return
+    if mode == "--a/--b":
+        an = analyze_samples(parse_number_list(a, "--a"), parse_number_list(b, "--b"),  # type: ignore[arg-type]
+                             display, paired=paired, metric=metric,
+                             higher_is_better=direction(metric), **settings)
+        emit(an, as_json, lambda console: render_analysis(an, console))
+        return
+
+    assert csv_path is not None
+    try:
+        text = csv_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read --csv {csv_path}: {e}") from None
+    table = parse_samples_csv(text, _names(arms, "--arms"), source=str(csv_path))
+    analyses = []
+    for s in table.metrics:
+        m = s.metric or metric
+        analyses.append(analyze_samples(s.a, s.b, s.names, paired=s.paired, metric=m,
+                                        higher_is_better=direction(m), **settings))
+    if len(analyses) == 1:
+        an = analyses[0]
+        emit(an, as_json, lambda console: render_analysis(an, console))
+        return
+    mc = compare_metrics(analyses)
+    emit(mc, as_json, lambda console: render_multi(mc, console))

@@ -1,0 +1,144 @@
+"""Read a stored experiment back and compare its arms (M3, M4, M9; no I/O beyond the store).
+
+The plan comes from the stored experiment file, what ran from its runs and
+outcomes, and the comparison from :mod:`tokcaliper.stats.ab`: every other arm
+against the first (the baseline), on the primary metric plus TTFT and ITL,
+Holm-corrected across those metrics. Interleaved runs are paired by block of
+the run order (:func:`tokcaliper.experiment.samples.samples_from_runs`), so the
+paired analysis decides; warm-up runs and invalid runs never enter it.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from tokcaliper.errors import InputError
+from tokcaliper.experiment.samples import samples_from_runs
+from tokcaliper.experiment.spec import ExperimentSpec
+from tokcaliper.model.metrics import get_metric
+from tokcaliper.model.run import Run
+from tokcaliper.stats.ab import MultiComparison, analyze_samples, compare_metrics
+from tokcaliper.stats.describe import Description, describe
+from tokcaliper.store import Store
+from tokcaliper.store.sqlite import Outcome
+
+__all__ = ["ArmSummary", "Comparison", "ExperimentAnalysis", "RunLine", "analyze_experiment",
+           "comparison_metrics"]
+
+#: Latency metrics compared beside a throughput primary (and Holm-corrected with it).
+SECONDARY_METRICS = ("ttft_p50_ms", "itl_p50_ms")
+
+
+class RunLine(BaseModel):
+    """One stored run of the experiment as the report lists it."""
+
+    id: int
+    position: int | None
+    arm: str
+    warmup_run: bool
+    valid: bool
+    invalid_reason: str | None
+    rest_s: float | None
+    readback: str | None
+    value: float | None
+
+
+class ArmSummary(BaseModel):
+    """An arm's measured, valid runs on the primary metric (n, mean, sd, CV)."""
+
+    arm: str
+    n: int
+    planned: int
+    description: Description | None
+
+
+class Comparison(BaseModel):
+    """One candidate arm against the baseline, over the compared metrics.
+
+    Attributes:
+        baseline / candidate: arm names. metrics: the analyses (Holm across
+            them), primary metric first; ``None`` with ``error`` when the runs
+            cannot be compared yet (e.g. fewer than 2 valid runs in an arm).
+    """
+
+    baseline: str
+    candidate: str
+    metrics: MultiComparison | None = None
+    error: str | None = None
+
+
+class ExperimentAnalysis(BaseModel):
+    """Everything ``experiment show`` prints: plan, what ran, the comparison."""
+
+    id: str
+    name: str
+    status: str
+    created_at: str
+    spec: ExperimentSpec
+    planned: list[tuple[int, str]]
+    runs: list[RunLine]
+    outcomes: list[Outcome]
+    arms: list[ArmSummary]
+    comparisons: list[Comparison]
+
+
+def comparison_metrics(primary: str) -> list[str]:
+    """The primary metric, then TTFT and ITL p50 when the primary is not one of them."""
+    return [primary, *(m for m in SECONDARY_METRICS if m != primary)]
+
+
+def _value(run: Run, metric: str) -> float | None:
+    return get_metric(metric).extract(run.metrics)
+
+
+def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
+    """The stored experiment ``exp_id``, its runs and outcomes, and its comparison.
+
+    Raises:
+        InputError: no such experiment.
+        StoreError: a stored run no longer validates.
+    """
+    row = store.get_experiment(exp_id)
+    spec = ExperimentSpec.model_validate(row.spec)
+    runs = store.session_runs(row.id)
+    primary = spec.metric
+    lines = [
+        RunLine(id=r.id or 0, position=r.position, arm=r.arm, warmup_run=r.warmup_run, valid=r.valid,
+                invalid_reason=r.invalid_reason, rest_s=r.rest_s, readback=r.readback,
+                value=_value(r, primary))
+        for r in runs
+    ]
+    measured = [r for r in runs if not r.warmup_run and r.valid and r.position is not None]
+    arms = []
+    for a in spec.arms:
+        values = [v for r in measured if r.arm == a.name and (v := _value(r, primary)) is not None]
+        arms.append(ArmSummary(arm=a.name, n=len(values), planned=spec.runs_per_arm,
+                               description=describe(values, a.name) if values else None))
+    baseline = spec.arms[0].name
+    comparisons = [_compare(spec, measured, baseline, a.name) for a in spec.arms[1:]]
+    return ExperimentAnalysis(
+        id=row.id, name=row.name, status=row.status, created_at=row.created_at, spec=spec,
+        planned=spec.run_order(), runs=lines, outcomes=store.outcomes(row.id), arms=arms,
+        comparisons=comparisons,
+    )
+
+
+def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate: str) -> Comparison:
+    analyses = []
+    try:
+        for name in comparison_metrics(spec.metric):
+            metric = get_metric(name)
+            triples = [(r.position, r.arm, v) for r in measured
+                       if (v := metric.extract(r.metrics)) is not None]
+            samples = samples_from_runs(triples, (baseline, candidate), spec.order, len(spec.arms),
+                                        metric=name)
+            analyses.append(analyze_samples(
+                samples.a, samples.b, (baseline, candidate), paired=samples.paired, metric=name,
+                unit=metric.unit, higher_is_better=metric.higher_is_better, alpha=spec.alpha,
+                noise_band=spec.noise_band, margin=spec.equivalence_margin, effect=spec.effect,
+            ))
+    except InputError as e:
+        if not analyses:
+            return Comparison(baseline=baseline, candidate=candidate, error=str(e))
+        # A secondary metric that cannot be compared must not hide the primary one.
+    return Comparison(baseline=baseline, candidate=candidate, metrics=compare_metrics(analyses))

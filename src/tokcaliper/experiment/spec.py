@@ -1,0 +1,445 @@
+"""The experiment file: a TOML file that declares two or more arms (M3, M4).
+
+Example::
+
+    name = "power cap 200 W against 180 W"
+    url = "http://127.0.0.1:8080"     # the live server the switch arms run against
+    runs_per_arm = 5
+    warmup_runs = 1                   # after each switch; stored, excluded from analysis
+    rest_s = 30                       # before each run
+    order = "abba"                    # alternate | abba | random-blocks (+ seed) | blocked
+    metric = "aggregate_output_tok_s"
+    effect = 0.05                     # the effect you care about (fraction)
+
+    [load]                            # everything `tokcaliper bench` takes
+    concurrency = 64
+    requests = 256
+    max_tokens = 128
+
+    [[arms]]
+    name = "200W"
+    switch = "nvidia-smi -pl {value}"
+    value = "200"
+    readback = "nvidia-smi --query-gpu=power.limit --format=csv,noheader"
+    expect = "200.00 W"
+
+    [[arms]]
+    name = "180W"
+    switch = "nvidia-smi -pl {value}"
+    value = "180"
+    readback = "nvidia-smi --query-gpu=power.limit --format=csv,noheader"
+    expect_regex = "180(\\.0+)? W"
+
+An arm is either a managed server (``server_cmd``; restarted when the arm
+changes) or a ``switch`` command run against a live system (``url`` or a
+top-level ``server_cmd`` started once). Commands run without a shell unless
+the arm says ``shell = true`` (see :mod:`tokcaliper.experiment.commands`).
+
+Validation is pydantic with unknown keys forbidden and no type coercion
+(``runs_per_arm = "5"`` is an error); :func:`parse_experiment` reports the
+first error as one line naming the key path and its line in the file, e.g.
+``exp.toml line 7: arms[1].value: Input should be a valid string, got [180]``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from tokcaliper.errors import InputError
+from tokcaliper.experiment.commands import PLACEHOLDERS, placeholders
+from tokcaliper.experiment.metric_ref import DEFAULT_METRIC, higher_is_better, validate_metric
+from tokcaliper.experiment.order import OrderName, run_order
+from tokcaliper.model.run import LoadConfig
+
+__all__ = ["LOCAL_PLACEHOLDERS", "ArmSpec", "ExperimentSpec", "LoadSpec", "key_lines",
+           "load_experiment", "parse_experiment"]
+
+
+class KeyedValueError(ValueError):
+    """A validation error about one key of the table being validated.
+
+    Raised inside model validators so that the loader can point at the key's
+    line rather than at its table's header.
+    """
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class LoadSpec(_Strict):
+    """The load of every run: the options of ``tokcaliper bench`` (see :class:`LoadConfig`).
+
+    Attributes:
+        model: model name to request (``None``: the server's first model).
+        concurrency: closed-loop streams (≥ 1). requests: measured requests per
+            run (default 8 × concurrency); duration_s: seconds per run instead.
+        warmup: warm-up *requests* per run (default = concurrency), excluded from metrics.
+        max_tokens, temperature, ignore_eos: generation settings.
+        prompts: JSONL prompts file (``None``: built-in set).
+        unique_prompts: tag each request's prompt so no run hits a cache an earlier one filled.
+        request_timeout_s, health_timeout_s: timeouts, seconds.
+        telemetry_interval_s: sampling interval (0 = off). idle_seconds: idle
+            power measurement before the first run (0 = off).
+    """
+
+    model: str | None = None
+    concurrency: int = Field(4, ge=1)
+    requests: int | None = Field(None, ge=1)
+    duration_s: float | None = Field(None, gt=0)
+    warmup: int | None = Field(None, ge=0)
+    max_tokens: int = Field(128, ge=1)
+    temperature: float = Field(0.0, ge=0)
+    ignore_eos: bool = True
+    prompts: str | None = None
+    unique_prompts: bool = True
+    request_timeout_s: float = Field(300.0, gt=0)
+    health_timeout_s: float = Field(180.0, gt=0)
+    telemetry_interval_s: float = Field(0.5, ge=0)
+    idle_seconds: float = Field(3.0, ge=0)
+
+    @model_validator(mode="after")
+    def _one_stop_rule(self) -> LoadSpec:
+        if self.requests is not None and self.duration_s is not None:
+            raise KeyedValueError("duration_s", "give either requests or duration_s, not both")
+        return self
+
+    def to_load_config(self, base_url: str, model: str | None = None) -> LoadConfig:
+        """The :class:`LoadConfig` of one run against ``base_url`` (bench's defaults)."""
+        requests = self.requests
+        if requests is None and self.duration_s is None:
+            requests = 8 * self.concurrency
+        return LoadConfig(
+            base_url=base_url, model=self.model or model or "default",
+            concurrency=self.concurrency, requests=requests, duration_s=self.duration_s,
+            warmup=self.concurrency if self.warmup is None else self.warmup,
+            max_tokens=self.max_tokens, temperature=self.temperature, ignore_eos=self.ignore_eos,
+            prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s)
+
+
+#: Placeholders a server command may use besides {value}/{port}/{host}: the
+#: embedded default llama-server binary and SmolLM2 model, filled in by the
+#: runner (scripts/setup-llama-server.sh builds them).
+LOCAL_PLACEHOLDERS = frozenset({"llama_server", "smollm2"})
+_ARM_SERVER = PLACEHOLDERS | LOCAL_PLACEHOLDERS
+_TOP_SERVER = frozenset({"port", "host"}) | LOCAL_PLACEHOLDERS
+
+
+def _check_command(key: str, template: str, allowed: frozenset[str]) -> set[str]:
+    if not template.strip():
+        raise KeyedValueError(key, "command is empty")
+    try:
+        return placeholders(template, allowed)
+    except InputError as e:
+        raise KeyedValueError(key, str(e)) from None
+
+
+class ArmSpec(_Strict):
+    """One arm: a managed server command, or a switch command against a live system.
+
+    Attributes:
+        name: unique label (stored with every run).
+        server_cmd: command that starts this arm's server ({port}, {host},
+            {value} filled; {llama_server} and {smollm2} name the embedded
+            default server and model); the server is restarted when the arm changes.
+        switch: command that puts the live system into this arm's state
+            (e.g. ``nvidia-smi -pl {value}``).
+        value: what ``{value}`` stands for (from this file only).
+        readback: command whose output must show the setting took effect;
+            expect (exact, stripped) or expect_regex (full match) says what it must show.
+        shell: run the commands through ``/bin/sh -c`` (values shell-quoted).
+    """
+
+    name: str = Field(min_length=1)
+    server_cmd: str | None = None
+    switch: str | None = None
+    value: str | int | float | None = None
+    readback: str | None = None
+    expect: str | None = None
+    expect_regex: str | None = None
+    shell: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if v != v.strip() or "," in v:
+            raise ValueError("arm names must not have surrounding spaces or commas")
+        return v
+
+    @field_validator("expect_regex")
+    @classmethod
+    def _regex(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as e:
+                raise ValueError(f"not a valid regular expression: {e}") from None
+        return v
+
+    @model_validator(mode="after")
+    def _kind(self) -> ArmSpec:
+        if (self.server_cmd is None) == (self.switch is None):
+            raise KeyedValueError("switch" if self.switch is not None else "server_cmd",
+                                  "an arm needs exactly one of server_cmd (managed server) or "
+                                  "switch (command against a live system)")
+        used: set[str] = set()
+        if self.server_cmd is not None:
+            used |= _check_command("server_cmd", self.server_cmd, _ARM_SERVER)
+        if self.switch is not None:
+            used |= _check_command("switch", self.switch, PLACEHOLDERS)
+        if self.readback is not None:
+            used |= _check_command("readback", self.readback, PLACEHOLDERS)
+            if (self.expect is None) == (self.expect_regex is None):
+                raise KeyedValueError("readback", "a readback needs exactly one of expect "
+                                                  "(exact string) or expect_regex")
+        elif self.expect is not None or self.expect_regex is not None:
+            raise KeyedValueError("expect" if self.expect is not None else "expect_regex",
+                                  "expect/expect_regex need a readback command")
+        if "value" in used and self.value is None:
+            raise KeyedValueError("value", "the commands use {value} but the arm has no value")
+        if isinstance(self.value, float) and not math.isfinite(self.value):
+            raise KeyedValueError("value", f"value must be finite, got {self.value}")
+        return self
+
+    @property
+    def kind(self) -> str:
+        """``"server"`` (managed server) or ``"switch"``."""
+        return "server" if self.server_cmd is not None else "switch"
+
+    @property
+    def value_text(self) -> str | None:
+        """``value`` as the text put into ``{value}`` (``None`` when unset)."""
+        return None if self.value is None else str(self.value)
+
+
+class ExperimentSpec(_Strict):
+    """A whole experiment file.
+
+    Attributes:
+        name: free text. url: the live server switch arms run against;
+            server_cmd: or a server tokcaliper starts once for the switch arms.
+        load: the load of every run. arms: two or more arms, unique names, all
+            of one kind.
+        runs_per_arm: measured runs per arm (≥ 2). warmup_runs: runs after each
+            switch, stored and excluded from analysis. rest_s: seconds before each run.
+        order: alternate | abba | random-blocks | blocked; seed: for random-blocks (required there only).
+        metric: primary metric (default aggregate output throughput).
+        effect: the relative effect you care about (fraction, e.g. 0.05).
+        equivalence_margin: E for an "equivalent within ±E" verdict (TOST).
+        noise_band: changes whose CI reaches within ±band are not called faster/slower.
+        alpha: two-sided significance level.
+    """
+
+    name: str | None = None
+    url: str | None = None
+    server_cmd: str | None = None
+    load: LoadSpec = Field(default_factory=LoadSpec)
+    arms: list[ArmSpec] = Field(min_length=2)
+    runs_per_arm: int = Field(5, ge=2)
+    warmup_runs: int = Field(1, ge=0)
+    rest_s: float = Field(0.0, ge=0)
+    order: OrderName = "alternate"
+    seed: int | None = None
+    metric: str = DEFAULT_METRIC
+    effect: float | None = Field(None, gt=0, lt=1)
+    equivalence_margin: float | None = Field(None, gt=0, lt=1)
+    noise_band: float = Field(0.01, ge=0, lt=1)
+    alpha: float = Field(0.05, gt=0, lt=0.5)
+
+    @field_validator("metric")
+    @classmethod
+    def _metric(cls, v: str) -> str:
+        try:
+            return validate_metric(v)
+        except InputError as e:
+            raise ValueError(str(e)) from None
+
+    @model_validator(mode="after")
+    def _whole(self) -> ExperimentSpec:
+        names = [a.name for a in self.arms]
+        for i, n in enumerate(names):
+            if n in names[:i]:
+                raise KeyedValueError(f"arms.{i}.name", f"arm name {n!r} is used twice")
+        kinds = {a.kind for a in self.arms}
+        if len(kinds) > 1:
+            raise KeyedValueError("arms", "all arms must be managed servers (server_cmd) or all "
+                                          "switch arms (switch), not a mix")
+        if kinds == {"switch"}:
+            if (self.url is None) == (self.server_cmd is None):
+                raise KeyedValueError("url", "switch arms need exactly one of url (a live server) "
+                                             "or server_cmd (a server started once)")
+        elif self.url is not None or self.server_cmd is not None:
+            raise KeyedValueError("url" if self.url is not None else "server_cmd",
+                                  "managed-server arms bring their own server_cmd; remove the "
+                                  "top-level url/server_cmd")
+        if self.server_cmd is not None:
+            _check_command("server_cmd", self.server_cmd, _TOP_SERVER)
+        if self.order == "random-blocks" and self.seed is None:
+            raise KeyedValueError("order", "order = random-blocks needs a seed")
+        if self.order != "random-blocks" and self.seed is not None:
+            raise KeyedValueError("seed", f"seed is used only by order = random-blocks, "
+                                          f"not {self.order}")
+        return self
+
+    @property
+    def higher_is_better(self) -> bool:
+        """Direction of the primary metric (throughput: higher; latency: lower)."""
+        return higher_is_better(self.metric)
+
+    def run_order(self) -> list[tuple[int, str]]:
+        """The measured runs as ``(position, arm name)`` (see :func:`tokcaliper.experiment.order.run_order`)."""
+        return run_order([a.name for a in self.arms], self.runs_per_arm, self.order, self.seed)
+
+    def arm(self, name: str) -> ArmSpec:
+        """The arm called ``name``. Raises InputError when there is none."""
+        for a in self.arms:
+            if a.name == name:
+                return a
+        raise InputError(f"no arm named {name!r}")
+
+
+# ---------------------------------------------------------------- loading
+
+_BARE = r"[A-Za-z0-9_-]+"
+_KEY_PART = rf'(?:{_BARE}|"(?:[^"\\]|\\.)*"|\'[^\']*\')'
+_KEY = rf"{_KEY_PART}(?:\s*\.\s*{_KEY_PART})*"
+_AOT_RE = re.compile(rf"^\[\[\s*({_KEY})\s*\]\]")
+_TABLE_RE = re.compile(rf"^\[\s*({_KEY})\s*\]")
+_ASSIGN_RE = re.compile(rf"^({_KEY})\s*=")
+_PART_RE = re.compile(_KEY_PART)
+
+
+def _split_key(text: str) -> tuple[str, ...]:
+    parts = []
+    for m in _PART_RE.finditer(text):
+        p = m.group(0)
+        if p[0] in "\"'":
+            p = p[1:-1]
+        parts.append(p)
+    return tuple(parts)
+
+
+def key_lines(text: str) -> dict[tuple[str | int, ...], int]:
+    """Map each key path of a TOML document to its 1-based line number.
+
+    tomllib keeps no positions, so this scans the text: table headers
+    (``[load]`` → ``("load",)``), arrays of tables (the second ``[[arms]]`` →
+    ``("arms", 1)``) and ``key = value`` lines, including dotted keys. Lines
+    inside multi-line strings are skipped. Only the first line of a key counts.
+    """
+    lines: dict[tuple[str | int, ...], int] = {}
+    table: tuple[str | int, ...] = ()
+    counts: dict[tuple[str, ...], int] = {}
+    in_ml: str | None = None
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if in_ml is not None:
+            if line.count(in_ml) % 2 == 1:
+                in_ml = None
+            continue
+        if not line or line.startswith("#"):
+            continue
+        if m := _AOT_RE.match(line):
+            key = _split_key(m.group(1))
+            counts[key] = counts.get(key, -1) + 1
+            table = (*key, counts[key])
+            lines.setdefault(table, no)
+        elif m := _TABLE_RE.match(line):
+            table = _split_key(m.group(1))
+            lines.setdefault(table, no)
+        elif m := _ASSIGN_RE.match(line):
+            key = (*table, *_split_key(m.group(1)))
+            lines.setdefault(key, no)
+            rest = line[m.end():]
+            for q in ('"""', "'''"):
+                if rest.count(q) % 2 == 1:
+                    in_ml = q
+                    break
+    return lines
+
+
+def _path_text(loc: tuple[str | int, ...]) -> str:
+    out = ""
+    for p in loc:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def _line_of(loc: tuple[str | int, ...], lines: dict[tuple[str | int, ...], int]) -> int:
+    for k in range(len(loc), 0, -1):
+        if loc[:k] in lines:
+            return lines[loc[:k]]
+    return 1
+
+
+def _message(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
+    loc = tuple(err["loc"])
+    ctx_err = (err.get("ctx") or {}).get("error")
+    if isinstance(ctx_err, KeyedValueError):
+        extra: tuple[str | int, ...] = tuple(
+            int(p) if p.isdigit() else p for p in ctx_err.key.split("."))
+        return loc + extra, str(ctx_err)
+    kind = err.get("type", "")
+    if kind == "extra_forbidden":
+        return loc, "unknown key"
+    if kind == "missing":
+        return loc, "required key is missing"
+    msg = err["msg"].removeprefix("Value error, ")
+    if kind not in ("value_error",) and "input" in err and not isinstance(err["input"], dict):
+        got = repr(err["input"])
+        msg += f", got {got if len(got) <= 60 else got[:57] + '...'}"
+    return loc, msg
+
+
+def parse_experiment(text: str, source: str = "experiment file") -> ExperimentSpec:
+    """Parse and validate the TOML text of an experiment file.
+
+    Args:
+        text: TOML document. source: name used in error messages (the path).
+
+    Returns:
+        :class:`ExperimentSpec`.
+
+    Raises:
+        InputError: invalid TOML (tomllib's line and column), or the first
+            validation error as ``"<source> line N: key.path: what is wrong"``
+            (with "(and K more)" when there are several).
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{source}: invalid TOML: {e}") from None
+    try:
+        return ExperimentSpec.model_validate(data)
+    except ValidationError as e:
+        errors = e.errors()
+        lines = key_lines(text)
+        loc, msg = _message(errors[0])
+        # A missing key has no line of its own: point at its table.
+        line = _line_of(loc, lines)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise InputError(f"{source} line {line}: {_path_text(loc)}: {msg}{more}") from None
+
+
+def load_experiment(path: Path | str) -> ExperimentSpec:
+    """Read and validate an experiment file (see :func:`parse_experiment`).
+
+    Raises:
+        InputError: unreadable file, invalid TOML or invalid content.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read experiment file {p}: {e}") from None
+    return parse_experiment(text, str(p))

@@ -1,0 +1,748 @@
+"""A/B analysis of two arms: every figure, one verdict class (M3, M4, M9, M10).
+
+Composes the pure pieces into what ``tokcaliper compare`` prints:
+
+- per arm n, mean, sd, CV (:mod:`.describe`, or a published mean ± sd);
+- the ratio of means b/a with its ``1 − α`` CI (delta method on the log
+  scale) and Welch's t, df, p (:func:`tokcaliper.stats.compare.welch`,
+  Welch 1947);
+- for interleaved runs the paired t on per-pair log ratios
+  (:mod:`.paired`) — it then *decides*, and Welch's test is shown beside it —
+  plus the per-pair ratios in run order and the verdict after each pair;
+- the variance comparison (Brown–Forsythe 1974 on runs, F-test on a summary)
+  and the "stably slow" flag (M9);
+- the MDE these runs resolve and the runs per arm a target effect needs (M3);
+- the TOST when an equivalence margin is given (:mod:`.equivalence`);
+- the verdict class from :func:`tokcaliper.stats.verdict_gate.gate`;
+- with several metrics, Holm's correction of the deciding p-values
+  (:func:`apply_holm`, Holm 1979).
+
+MDE (quick formula of M3, z ≈ 2, about 50% power) and runs needed
+(power 0.8, because the quick n finds a true effect only half the time):
+
+- independent arms: ``MDE = 2·√(CV_a²/n_a + CV_b²/n_b)`` (= 2·CV·√(2/n) for
+  equal arms); runs per arm from
+  :func:`tokcaliper.stats.resolution.n_power` with ``CV² = (CV_a² + CV_b²)/2``
+  (statsmodels ``TTestIndPower``);
+- pairs: ``MDE = 2·s_d/√n`` with s_d the std of the log ratios; pairs needed
+  from statsmodels ``TTestPower`` (one-sample t, d = ln(1+Δ)/s_d);
+- Δ is the effect the user cares about, or else the larger of the observed
+  |ratio − 1| and the noise band.
+
+Conventions: ``a`` is the baseline, ``b`` the candidate; ratios are b/a;
+effects are fractions (0.05 = 5%). Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel
+
+from tokcaliper.errors import InputError
+from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.stats.compare import (
+    SOURCE_RATIO_CI,
+    SOURCE_VAR,
+    SOURCE_WELCH,
+    VarianceTest,
+    WelchResult,
+    compare_arms,
+    f_test_from_summary,
+    single_number_comparison,
+    welch_from_summary,
+)
+from tokcaliper.stats.describe import describe
+from tokcaliper.stats.equivalence import (
+    SOURCE_TOST,
+    TostResult,
+    check_margin,
+    log_ratio_of_means,
+    tost_from_log_estimate,
+    tost_paired,
+)
+from tokcaliper.stats.multiple import SOURCE_HOLM, holm
+from tokcaliper.stats.paired import SOURCE_PAIRED, PairedResult, paired_log_ratio
+from tokcaliper.stats.resolution import MAX_RUNS, mde_quick, n_power
+from tokcaliper.stats.verdict_gate import (
+    DEFAULT_NOISE_BAND,
+    GateResult,
+    VerdictClass,
+    check_noise_band,
+    gate,
+    reading,
+)
+
+__all__ = [
+    "ABAnalysis",
+    "ABEvidence",
+    "ArmStats",
+    "MultiComparison",
+    "RunningStep",
+    "SingleNumbers",
+    "analyze_samples",
+    "analyze_summary",
+    "apply_holm",
+    "compare_metrics",
+    "n_pairs_power",
+    "single_numbers",
+    "stably_slow_from_summary",
+]
+
+SOURCE_MDE = ("M3 quick MDE = 2·√(CV_a²/n_a + CV_b²/n_b), pairs 2·s_d/√n; runs "
+              "needed at power 0.8: statsmodels TTestIndPower (arms) / TTestPower (pairs)")
+#: Power of the "runs needed" figure (M3: the quick n has only ≈50%).
+POWER = 0.8
+SOURCE_GATE = ("verdict gate: faster/slower only when p < α and the whole CI lies outside the "
+               "noise band; equivalent only when the TOST passes; else inconclusive")
+
+
+class ArmStats(BaseModel):
+    """One arm as the comparison saw it.
+
+    Attributes:
+        name: display name. n: runs. mean: in the metric's unit.
+        sd: sample std (ddof = 1). cv: sd / mean (fraction; ``None`` when mean ≤ 0).
+        min, max: extremes (``None`` for a published summary).
+        values: the runs in run order (``None`` for a summary).
+    """
+
+    name: str
+    n: int
+    mean: float
+    sd: float
+    cv: float | None
+    min: float | None = None
+    max: float | None = None
+    values: list[float] | None = None
+
+
+class RunningStep(BaseModel):
+    """The verdict one would have drawn after the first k pairs (M4).
+
+    Attributes:
+        k: 1-based pair number. a, b: pair k's runs. ratio: b/a of pair k.
+        cum_ratio: exp(mean log ratio) over pairs 1..k.
+        ci: its ``1 − α`` CI (``None`` for k = 1 or identical ratios). p: paired p.
+        mde: 2·s_d/√k (``None`` for k = 1).
+        reading: what the point estimate alone says ("slower by 21.1%").
+        verdict: the gated verdict class at that point, or "insufficient data".
+        text: one line, e.g. ``"2: slower by 21.2% → inconclusive (paired p = 0.15, 2 pairs)"``.
+    """
+
+    k: int
+    a: float
+    b: float
+    ratio: float
+    cum_ratio: float
+    ci: tuple[float, float] | None
+    p: float | None
+    mde: float | None
+    reading: str
+    verdict: VerdictClass | Literal["insufficient data"]
+    text: str
+
+
+class ABEvidence(BaseModel):
+    """Every figure of one metric's A/B comparison, before the verdict.
+
+    Attributes:
+        metric, unit, higher_is_better: what was compared and which way is better.
+        alpha, noise_band, margin, effect: the settings (fractions; margin and
+            effect ``None`` when not given).
+        input_kind: "samples" (runs) or "summary" (mean, sd, n).
+        a, b: the arms. ratio_of_means: mean_b/mean_a; ratio_of_means_ci: its
+            ``1 − α`` CI (delta method, Welch df).
+        welch: Welch's test. variance: Brown–Forsythe (runs only) and F-test.
+        paired: paired log-ratio analysis (``None`` when not paired).
+        running: per-pair steps in run order (paired only).
+        tost: equivalence test of the deciding analysis (``None`` without margin).
+        decided_by: "paired" or "welch". p_raw: the deciding p before any correction.
+        decision_ratio, decision_ci: estimate and CI the gate reads.
+        mde: smallest difference these runs resolve (fraction). target_effect:
+            Δ used for ``runs_needed`` (runs per arm / pairs).
+        stably_slow: name of an arm flagged "stably slow" (M9), else ``None``.
+        notes: caveats.
+    """
+
+    metric: str
+    unit: str
+    higher_is_better: bool
+    alpha: float
+    noise_band: float
+    margin: float | None
+    effect: float | None
+    input_kind: Literal["samples", "summary"]
+    a: ArmStats
+    b: ArmStats
+    ratio_of_means: float
+    ratio_of_means_ci: tuple[float, float] | None
+    welch: WelchResult
+    variance: VarianceTest
+    paired: PairedResult | None
+    running: list[RunningStep] | None
+    tost: TostResult | None
+    decided_by: Literal["paired", "welch"]
+    p_raw: float | None
+    decision_ratio: float
+    decision_ci: tuple[float, float] | None
+    mde: float | None
+    target_effect: float
+    runs_needed: int | None
+    stably_slow: str | None
+    notes: list[str]
+
+
+class ABAnalysis(ABEvidence):
+    """:class:`ABEvidence` plus the decision.
+
+    Attributes:
+        p_used: the p the gate read (Holm-adjusted when ``holm_m`` > 1).
+        tost_p_used: the TOST p the gate read (likewise).
+        holm_m: number of metrics in the Holm family (1 = no correction).
+        gate: the gate's result; verdict: its class (faster / slower /
+            equivalent / inconclusive).
+        report: check "compare" with summary, arithmetic, inputs and sources.
+    """
+
+    p_used: float | None
+    tost_p_used: float | None
+    holm_m: int
+    gate: GateResult
+    verdict: VerdictClass
+    report: Verdict
+
+
+class MultiComparison(BaseModel):
+    """Several metrics of the same two arms, with Holm's correction.
+
+    Attributes:
+        metrics: one :class:`ABAnalysis` per metric (p adjusted across them).
+        holm: True when more than one metric was compared (correction applied).
+        note: what was corrected, in words.
+    """
+
+    metrics: list[ABAnalysis]
+    holm: bool
+    note: str
+
+
+class SingleNumbers(BaseModel):
+    """One number per arm: a ratio and the MDE it would need, never a verdict (M10).
+
+    Attributes:
+        names: (a, b). a, b: the two numbers. ratio: b/a. change: ratio − 1.
+        cv: local CV (fraction) when known. mde_1: 2·CV·√2 when the CV is known.
+        exceeds_mde: |change| ≥ mde_1 (``None`` without a CV).
+        verdict: always ``None``: single numbers get no verdict class.
+        report: check "M10" with the arithmetic.
+    """
+
+    names: tuple[str, str]
+    a: float
+    b: float
+    ratio: float
+    change: float
+    cv: float | None
+    mde_1: float | None
+    exceeds_mde: bool | None
+    verdict: None = None
+    report: Verdict
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _check_settings(alpha: float, noise_band: float, margin: float | None,
+                    effect: float | None) -> None:
+    if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and 0 < alpha < 0.5):
+        raise InputError(f"--alpha must be between 0 and 0.5, got {alpha}")
+    check_noise_band(noise_band)
+    if margin is not None:
+        check_margin(margin)
+    if effect is not None and not (math.isfinite(effect) and 0 < effect < 10):
+        raise InputError(f"--effect must be a positive fraction (0.05 = 5%), got {effect}")
+
+
+def _ceil_runs(x: float) -> int | None:
+    if not math.isfinite(x) or x > MAX_RUNS:
+        return None
+    return max(2, int(math.ceil(x - 1e-9)))
+
+
+def _target(effect: float | None, ratio: float, band: float) -> float:
+    if effect is not None:
+        return effect
+    return max(abs(ratio - 1), band) or DEFAULT_NOISE_BAND
+
+
+def _require_variation(a: ArmStats, b: ArmStats) -> None:
+    if a.sd == 0 and b.sd == 0:
+        raise InputError(f"the runs do not vary (sd 0 in arms {a.name} and {b.name}): no test is "
+                         "defined; is this the right metric?")
+
+
+def _ratio_ci(a: ArmStats, b: ArmStats, alpha: float) -> tuple[float, float] | None:
+    if a.mean <= 0 or b.mean <= 0:
+        return None
+    est, se, df = log_ratio_of_means(a.mean, a.sd, a.n, b.mean, b.sd, b.n)
+    if not (se > 0 and math.isfinite(df)):
+        return None
+    from scipy import stats as _st
+
+    q = float(_st.t.ppf(1 - alpha / 2, df))
+    return math.exp(est - q * se), math.exp(est + q * se)
+
+
+def _unpaired_resolution(a: ArmStats, b: ArmStats, target: float,
+                         alpha: float) -> tuple[float | None, int | None]:
+    if a.cv is None or b.cv is None:
+        return None, None
+    mde = 2 * math.sqrt(a.cv**2 / a.n + b.cv**2 / b.n)
+    cv = math.sqrt((a.cv**2 + b.cv**2) / 2)
+    if cv == 0:
+        return mde, 2
+    try:
+        return mde, n_power(cv, target, alpha, POWER)
+    except InputError:  # beyond MAX_RUNS
+        return mde, None
+
+
+def _paired_resolution(pr: PairedResult, target: float, alpha: float) -> tuple[float, int | None]:
+    mde = 2 * pr.sd_log / math.sqrt(pr.n)
+    if pr.sd_log == 0:
+        return mde, 2
+    return mde, n_pairs_power(pr.sd_log, target, alpha, POWER)
+
+
+def n_pairs_power(sd_log: float, delta: float, alpha: float = 0.05, power: float = 0.8) -> int | None:
+    """Pairs needed to detect a relative effect Δ with a paired t-test.
+
+    ``ceil(TTestPower().solve_power(effect_size=ln(1+Δ)/s_d, alpha, power,
+    alternative="two-sided"))`` (statsmodels, one-sample t on the log ratios),
+    at least 2; ``None`` when it exceeds :data:`MAX_RUNS` or cannot be solved.
+
+    Args:
+        sd_log: std of the per-pair log ratios (> 0). delta: effect (> 0).
+    """
+    import warnings
+
+    from statsmodels.stats.power import TTestPower
+
+    d = math.log1p(delta) / sd_log
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            if float(TTestPower().power(effect_size=d, nobs=2, alpha=alpha)) >= power:
+                return 2
+            raw = float(TTestPower().solve_power(effect_size=d, nobs=None, alpha=alpha,
+                                                 power=power, alternative="two-sided"))
+        except (ValueError, ArithmeticError):
+            return None
+    return _ceil_runs(raw)
+
+
+def stably_slow_from_summary(a: ArmStats, b: ArmStats, var: VarianceTest, alpha: float,
+                             higher_is_better: bool) -> str | None:
+    """"Stably slow" flag from mean ± sd only (M9).
+
+    Without the runs, "every run of the narrow arm sits on the worse side of the
+    other arm's mean" is approximated by ``mean ± 2·sd`` of the narrow arm (about
+    95% of normal runs): flagged when the F-test p < α and, for a higher-is-better
+    metric, ``mean_narrow + 2·sd_narrow < mean_other`` (mirror image for
+    lower-is-better). 453.2 ± 6.9 against 500.3 ± 50.2 (n = 4 each): 467.0 < 500.3,
+    F-test p = 0.009 → flagged.
+
+    Returns:
+        Name of the flagged arm, or ``None``.
+    """
+    if var.f_p is None or var.f_p >= alpha or a.sd == b.sd:
+        return None
+    narrow, other = (a, b) if a.sd < b.sd else (b, a)
+    if higher_is_better:
+        return narrow.name if narrow.mean + 2 * narrow.sd < other.mean else None
+    return narrow.name if narrow.mean - 2 * narrow.sd > other.mean else None
+
+
+def _running(pa: Sequence[float], pb: Sequence[float], alpha: float, higher_is_better: bool,
+             band: float, effect: float | None) -> list[RunningStep]:
+    steps: list[RunningStep] = []
+    for k in range(1, len(pa) + 1):
+        ai, bi = float(pa[k - 1]), float(pb[k - 1])
+        if k == 1:
+            r = bi / ai
+            rd = reading(r, higher_is_better, band)
+            steps.append(RunningStep(k=1, a=ai, b=bi, ratio=r, cum_ratio=r, ci=None, p=None,
+                                     mde=None, reading=rd, verdict="insufficient data",
+                                     text=f"1: {rd} → insufficient data (one pair, no test)"))
+            continue
+        pr = paired_log_ratio(pa[:k], pb[:k], alpha)
+        mde = 2 * pr.sd_log / math.sqrt(k)
+        g = gate(ratio=pr.ratio, ci=pr.ratio_ci, p=pr.p, alpha=alpha,
+                 higher_is_better=higher_is_better, noise_band=band, mde=mde)
+        rd = reading(pr.ratio, higher_is_better, band)
+        ptxt = "p undefined" if pr.p is None else f"paired p = {pr.p:.2g}"
+        steps.append(RunningStep(
+            k=k, a=ai, b=bi, ratio=bi / ai, cum_ratio=pr.ratio, ci=pr.ratio_ci, p=pr.p, mde=mde,
+            reading=rd, verdict=g.verdict,
+            text=f"{k}: {rd} → {g.verdict} ({ptxt}, MDE ±{100 * mde:.1f}%, {k} pairs)"))
+    return steps
+
+
+def _arm(values: Sequence[float], name: str) -> ArmStats:
+    d = describe(values, f"arm {name}")
+    if d.n < 2:
+        raise InputError(f"arm {name} has {d.n} run: a comparison needs at least 2 runs per arm "
+                         "(for one number per arm use --a-single/--b-single)")
+    return ArmStats(name=name, n=d.n, mean=d.mean, sd=float(d.std or 0.0), cv=d.cv, min=d.min,
+                    max=d.max, values=[float(v) for v in values])
+
+
+# ---------------------------------------------------------------- analyses
+
+
+def analyze_samples(
+    a: Sequence[float],
+    b: Sequence[float],
+    names: tuple[str, str] = ("A", "B"),
+    *,
+    paired: bool = False,
+    metric: str = "aggregate output throughput",
+    unit: str = "",
+    higher_is_better: bool = True,
+    alpha: float = 0.05,
+    noise_band: float = DEFAULT_NOISE_BAND,
+    margin: float | None = None,
+    effect: float | None = None,
+) -> ABAnalysis:
+    """Compare the runs of a candidate arm ``b`` with a baseline arm ``a``.
+
+    Args:
+        a, b: runs, shapes (n_a,), (n_b,), each n ≥ 2, finite, > 0 for ratios.
+            With ``paired`` they are in run order and pair k = (a[k], b[k]).
+        names: display names (baseline, candidate).
+        paired: the runs were interleaved; the paired log-ratio analysis decides.
+        metric, unit: labels. higher_is_better: True for throughput, False for latencies.
+        alpha: two-sided level in (0, 0.5). noise_band: half-width around 1 (fraction).
+        margin: equivalence margin E (fraction) or ``None`` (no TOST).
+        effect: the effect the user cares about (fraction), for the runs needed.
+
+    Returns:
+        :class:`ABAnalysis` (not Holm-corrected; see :func:`compare_metrics`).
+
+    Raises:
+        InputError: fewer than 2 runs in an arm, unequal counts when paired,
+            non-finite or non-positive values, settings out of range.
+    """
+    _check_settings(alpha, noise_band, margin, effect)
+    na, nb = names
+    arm_a, arm_b = _arm(a, na), _arm(b, nb)
+    for arm in (arm_a, arm_b):
+        if arm.min is not None and arm.min <= 0:
+            raise InputError(f"arm {arm.name}: ratios need positive values, got {arm.min:g}")
+    if paired and arm_a.n != arm_b.n:
+        raise InputError(f"paired runs need equal run counts per arm, got {na}: {arm_a.n} and "
+                         f"{nb}: {arm_b.n}")
+    _require_variation(arm_a, arm_b)
+    base = compare_arms(a, b, names, unit=unit, higher_is_better=higher_is_better, alpha=alpha)
+    assert base.welch is not None and base.variance is not None  # n ≥ 2 checked above
+    ratio = arm_b.mean / arm_a.mean
+    ci = _ratio_ci(arm_a, arm_b, alpha)
+    notes: list[str] = []
+    pr = running = None
+    if paired:
+        pr = paired_log_ratio(a, b, alpha)
+        if pr.p is None or pr.sd_log < 1e-12:  # equal up to rounding
+            raise InputError(f"all pair ratios are equal ({pr.ratio:.4g}): the paired t-test is "
+                             "undefined")
+        running = _running(list(a), list(b), alpha, higher_is_better, noise_band, effect)
+        tgt = _target(effect, pr.ratio, noise_band)
+        mde, need = _paired_resolution(pr, tgt, alpha)
+        tost = None
+        if margin is not None:
+            tost = tost_paired(a, b, margin, alpha)
+        dec_ratio, dec_ci, p_raw = pr.ratio, pr.ratio_ci, pr.p
+    else:
+        tgt = _target(effect, ratio, noise_band)
+        mde, need = _unpaired_resolution(arm_a, arm_b, tgt, alpha)
+        tost = _unpaired_tost(arm_a, arm_b, margin, alpha)
+        dec_ratio, dec_ci, p_raw = ratio, ci, base.welch.p
+        if arm_a.n == arm_b.n:
+            notes.append("equal run counts: if the runs were interleaved, pass them as pairs "
+                         "(--paired or a pair column) so drift cancels in the per-pair ratios")
+    if margin is not None and tost is None:
+        notes.append("equivalence not tested: the runs do not vary")
+    ev = ABEvidence(
+        metric=metric, unit=unit, higher_is_better=higher_is_better, alpha=alpha,
+        noise_band=noise_band, margin=margin, effect=effect, input_kind="samples", a=arm_a,
+        b=arm_b, ratio_of_means=ratio, ratio_of_means_ci=ci, welch=base.welch,
+        variance=base.variance, paired=pr, running=running, tost=tost,
+        decided_by="paired" if paired else "welch", p_raw=p_raw, decision_ratio=dec_ratio,
+        decision_ci=dec_ci, mde=mde, target_effect=tgt, runs_needed=need,
+        stably_slow=base.stably_worse, notes=notes)
+    return decide(ev)
+
+
+def _unpaired_tost(a: ArmStats, b: ArmStats, margin: float | None, alpha: float) -> TostResult | None:
+    if margin is None:
+        return None
+    est, se, df = log_ratio_of_means(a.mean, a.sd, a.n, b.mean, b.sd, b.n)
+    if not (se > 0 and math.isfinite(df)):
+        return None
+    return tost_from_log_estimate(est, se, df, margin, alpha)
+
+
+def analyze_summary(
+    stats_a: tuple[float, float, int],
+    stats_b: tuple[float, float, int],
+    names: tuple[str, str] = ("A", "B"),
+    *,
+    metric: str = "aggregate output throughput",
+    unit: str = "",
+    higher_is_better: bool = True,
+    alpha: float = 0.05,
+    noise_band: float = DEFAULT_NOISE_BAND,
+    margin: float | None = None,
+    effect: float | None = None,
+) -> ABAnalysis:
+    """Compare two arms from published mean, sample std and n (e.g. "453.2 ± 6.9, n = 4").
+
+    Welch from ``scipy.stats.ttest_ind_from_stats``; variances by the F-test
+    only (Brown–Forsythe needs the runs); the stably-slow flag by
+    :func:`stably_slow_from_summary`. No pairing is possible.
+
+    Args:
+        stats_a, stats_b: ``(mean, sd, n)`` with sd ≥ 0 (ddof = 1), n ≥ 2, mean > 0.
+        Others: as :func:`analyze_samples`.
+
+    Raises:
+        InputError: invalid summaries or settings.
+    """
+    _check_settings(alpha, noise_band, margin, effect)
+    arms = []
+    for (mean, sd, n), name in zip((stats_a, stats_b), names):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+            raise InputError(f"arm {name}: n must be an integer ≥ 2, got {n}")
+        if not (math.isfinite(mean) and mean > 0):
+            raise InputError(f"arm {name}: the mean must be > 0 for a ratio, got {mean}")
+        if not (math.isfinite(sd) and sd >= 0):
+            raise InputError(f"arm {name}: the standard deviation must be ≥ 0, got {sd}")
+        arms.append(ArmStats(name=name, n=n, mean=float(mean), sd=float(sd), cv=sd / mean))
+    arm_a, arm_b = arms
+    _require_variation(arm_a, arm_b)
+    w = welch_from_summary(arm_a.mean, arm_a.sd, arm_a.n, arm_b.mean, arm_b.sd, arm_b.n)
+    var = f_test_from_summary(arm_a.sd, arm_a.n, arm_b.sd, arm_b.n)
+    ratio = arm_b.mean / arm_a.mean
+    ci = _ratio_ci(arm_a, arm_b, alpha)
+    tgt = _target(effect, ratio, noise_band)
+    mde, need = _unpaired_resolution(arm_a, arm_b, tgt, alpha)
+    tost = _unpaired_tost(arm_a, arm_b, margin, alpha)
+    notes = ["from mean ± sd only: Brown–Forsythe needs the runs, so variances are compared by "
+             "the F-test (sensitive to non-normal runs); rounded summaries reproduce t to about ±0.02"]
+    if margin is not None and tost is None:
+        notes.append("equivalence not tested: both standard deviations are 0")
+    ev = ABEvidence(
+        metric=metric, unit=unit, higher_is_better=higher_is_better, alpha=alpha,
+        noise_band=noise_band, margin=margin, effect=effect, input_kind="summary", a=arm_a,
+        b=arm_b, ratio_of_means=ratio, ratio_of_means_ci=ci, welch=w, variance=var, paired=None,
+        running=None, tost=tost, decided_by="welch", p_raw=w.p if math.isfinite(w.p) else None,
+        decision_ratio=ratio, decision_ci=ci, mde=mde, target_effect=tgt, runs_needed=need,
+        stably_slow=stably_slow_from_summary(arm_a, arm_b, var, alpha, higher_is_better),
+        notes=notes)
+    return decide(ev)
+
+
+# ---------------------------------------------------------------- decision
+
+
+def decide(ev: ABEvidence, p_used: float | None = None, tost_p_used: float | None = None,
+           holm_m: int = 1) -> ABAnalysis:
+    """Apply the verdict gate to ``ev`` and write the report.
+
+    Args:
+        ev: the figures. p_used / tost_p_used: corrected p-values to gate on
+            (default: the raw ones). holm_m: size of the Holm family (1 = none).
+    """
+    p = ev.p_raw if p_used is None else p_used
+    tp = None if ev.tost is None else (ev.tost.p if tost_p_used is None else tost_p_used)
+    label = ("paired p" if ev.decided_by == "paired" else "Welch p") + (
+        f" (Holm, {holm_m} metrics)" if holm_m > 1 else "")
+    g = gate(ratio=ev.decision_ratio, ci=ev.decision_ci, p=p, alpha=ev.alpha,
+             higher_is_better=ev.higher_is_better, noise_band=ev.noise_band, tost=ev.tost,
+             tost_p=tp, mde=ev.mde, runs_needed=ev.runs_needed, target_effect=ev.target_effect,
+             test_label=label)
+    return ABAnalysis(**{k: getattr(ev, k) for k in ABEvidence.model_fields}, p_used=p,
+                      tost_p_used=tp, holm_m=holm_m, gate=g, verdict=g.verdict,
+                      report=_report(ev, g, p, holm_m))
+
+
+def _arm_line(x: ArmStats, u: str) -> str:
+    cv = "CV —" if x.cv is None else f"CV {100 * x.cv:.1f}%"
+    ext = "" if x.min is None else f", min {x.min:g}, max {x.max:g}"
+    return f"{x.name}: n = {x.n}, mean {x.mean:.4g}{u}, sd {x.sd:.3g}, {cv}{ext}"
+
+
+def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int) -> Verdict:
+    na, nb = ev.a.name, ev.b.name
+    u = f" {ev.unit}" if ev.unit else ""
+    lvl = f"{100 * (1 - ev.alpha):g}%"
+    w = ev.welch
+    ar = [_arm_line(ev.a, u), _arm_line(ev.b, u)]
+    ci = ev.ratio_of_means_ci
+    ar.append(f"ratio of means {nb}/{na} = {ev.b.mean:.4g} / {ev.a.mean:.4g} = {ev.ratio_of_means:.3f}"
+              + ("" if ci is None else f" [{lvl} CI {ci[0]:.3f}, {ci[1]:.3f}]"))
+    ar.append(f"Welch t = ({w.mean_a:.4g} − {w.mean_b:.4g}) / √({w.sd_a:.3g}²/{w.n_a} + "
+              f"{w.sd_b:.3g}²/{w.n_b}) = {w.t:.2f}, df = {w.df:.1f}, p = {w.p:.3f}"
+              + ("  (shown beside the paired analysis)" if ev.decided_by == "paired" else ""))
+    if ev.paired is not None:
+        pr = ev.paired
+        pci = "" if pr.ratio_ci is None else f" [{lvl} CI {pr.ratio_ci[0]:.3f}, {pr.ratio_ci[1]:.3f}]"
+        ptxt = ("t undefined (all pair ratios equal)" if pr.t is None
+                else f"paired t = {pr.t:.2f}, df = {pr.df}, p = {pr.p:.3f}")
+        ar.append("pair ratios in run order: " + " ".join(f"{r:.3f}" for r in pr.ratios))
+        ar.append(f"log ratios: mean {pr.mean_log:+.4f}, sd {pr.sd_log:.4f}, se {pr.se_log:.4f}; "
+                  f"{ptxt}; ratio exp(mean) = {pr.ratio:.3f}{pci}  (decides)")
+    if ev.running:
+        ar.append("verdict after each pair: " + "; ".join(s.text for s in ev.running))
+    v = ev.variance
+    bf = "" if v.bf_p is None else f"Brown–Forsythe W = {v.bf_w:.2f}, p = {v.bf_p:.3f}; "
+    f = "F undefined" if v.f is None else f"F = {v.f:.3g}, p = {v.f_p:.3f}"
+    sr = "" if v.sd_ratio is None else f"; sd ratio {v.sd_ratio:.2f}"
+    ar.append(f"variance: {bf}{f}{sr}")
+    if ev.mde is not None:
+        if ev.paired is not None:
+            ar.append(f"MDE (pairs) = 2 × {ev.paired.sd_log:.4f} / √{ev.paired.n} = "
+                      f"{100 * ev.mde:.1f}%")
+        else:
+            ar.append(f"MDE = 2 × √({ev.a.cv:.4f}²/{ev.a.n} + {ev.b.cv:.4f}²/{ev.b.n}) = "
+                      f"{100 * ev.mde:.1f}%")
+    need = "more than 10⁹" if ev.runs_needed is None else str(ev.runs_needed)
+    basis = "the effect given" if ev.effect is not None else "max(observed |ratio − 1|, noise band)"
+    ar.append(f"runs per arm to resolve ±{100 * ev.target_effect:.1f}% ({basis}) with power "
+              f"{POWER:g}: {need}")
+    if ev.tost is not None:
+        t = ev.tost
+        ar.append(f"TOST ±{100 * t.margin:.1f}%: t_low = {t.t_low:.2f} (p {t.p_low:.3g}), "
+                  f"t_upp = {t.t_upp:.2f} (p {t.p_upp:.3g}), df = {t.df:.1f}, p = {t.p:.3g}")
+    if holm_m > 1:
+        ar.append(f"Holm correction over {holm_m} metrics: p {ev.p_raw:.3g} → {p:.3g}"
+                  if ev.p_raw is not None and p is not None else
+                  f"Holm correction over {holm_m} metrics")
+    ar.extend(f"gate: {r}" for r in g.reasons)
+
+    status = {"faster": Status.PASS, "equivalent": Status.PASS, "slower": Status.FAIL,
+              "inconclusive": Status.NA}[g.verdict]
+    summary = g.summary
+    if ev.stably_slow is not None:
+        s = ev.a if ev.stably_slow == na else ev.b
+        word = "slow" if ev.higher_is_better else "worse"
+        summary += (f"; {s.name} is stably {word}: narrow band (CV {100 * (s.cv or 0):.1f}%) on the "
+                    f"worse side of the other arm's mean, and the variances differ (M9)")
+        if status is Status.NA:
+            summary += " — a flag to re-test with more runs, not a significant difference"
+            status = Status.WARN
+    sources = [SOURCE_WELCH, SOURCE_RATIO_CI, SOURCE_VAR, SOURCE_MDE, SOURCE_GATE]
+    if ev.paired is not None:
+        sources.insert(1, SOURCE_PAIRED)
+    if ev.tost is not None:
+        sources.append(SOURCE_TOST)
+    if holm_m > 1:
+        sources.append(SOURCE_HOLM)
+    inputs = {"metric": ev.metric, "unit": ev.unit, "higher_is_better": ev.higher_is_better,
+              "alpha": ev.alpha, "noise_band": ev.noise_band, "margin": ev.margin,
+              "effect": ev.effect, "input_kind": ev.input_kind, "decided_by": ev.decided_by,
+              "names": [na, nb]}
+    return Verdict(check="compare", title=f"{nb} vs {na} ({ev.metric})", status=status,
+                   summary=summary, arithmetic=ar, inputs=inputs, sources=sources)
+
+
+def apply_holm(analyses: Sequence[ABAnalysis]) -> list[ABAnalysis]:
+    """Re-gate several metrics' analyses with Holm-adjusted p-values (Holm 1979).
+
+    The deciding p-values form one family and the TOST p-values another; an
+    undefined p counts as 1. With one analysis nothing changes.
+
+    Returns:
+        New analyses in the same order, ``holm_m = len(analyses)``.
+    """
+    m = len(analyses)
+    if m <= 1:
+        return list(analyses)
+    adj = holm([1.0 if x.p_raw is None else x.p_raw for x in analyses])
+    with_tost = [i for i, x in enumerate(analyses) if x.tost is not None]
+    tadj = dict(zip(with_tost, holm([analyses[i].tost.p for i in with_tost]))) if with_tost else {}
+    return [decide(x, p_used=adj[i], tost_p_used=tadj.get(i), holm_m=m)
+            for i, x in enumerate(analyses)]
+
+
+def compare_metrics(analyses: Sequence[ABAnalysis]) -> MultiComparison:
+    """Holm-correct several metrics of the same arms and say so (Holm 1979).
+
+    Raises:
+        InputError: no analyses, or the same metric twice.
+    """
+    if not analyses:
+        raise InputError("nothing to compare: no metric")
+    names = [x.metric for x in analyses]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"metric {dup[0]!r} given twice")
+    out = apply_holm(analyses)
+    m = len(out)
+    note = (f"Holm's correction applied over {m} metrics ({', '.join(names)}): each verdict "
+            f"reads the adjusted p, keeping the chance of any false 'faster/slower' at α"
+            if m > 1 else "one metric: no multiple-testing correction needed")
+    return MultiComparison(metrics=out, holm=m > 1, note=note)
+
+
+# ---------------------------------------------------------------- M10
+
+
+def single_numbers(a: float, b: float, cv: float | None = None,
+                   names: tuple[str, str] = ("A", "B")) -> SingleNumbers:
+    """One number per arm (e.g. one local run against a published figure): no verdict (M10).
+
+    Prints the ratio, the local CV when known and the difference single numbers
+    need to mean anything, ``MDE(n=1) = 2·CV·√2`` (CV 15% → 42%).
+
+    Args:
+        a, b: the two numbers (same unit, > 0). cv: local CV (fraction, > 0) or ``None``.
+        names: display names.
+
+    Raises:
+        InputError: non-positive or non-finite numbers or CV.
+    """
+    for nm, v in zip(names, (a, b)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise InputError(f"{nm} must be a positive number, got {v}")
+    ratio = b / a
+    change = ratio - 1
+    if cv is None:
+        rep = Verdict(
+            check="M10", title="single numbers", status=Status.NA,
+            summary=(f"no verdict: one number per arm ({names[1]}/{names[0]} = {ratio:.3f}, "
+                     f"{100 * change:+.1f}%); the local CV is unknown — measure it (bench --repeat 5) "
+                     f"and pass --cv: single numbers need a gap of 2·CV·√2 to mean anything"),
+            arithmetic=[f"ratio {names[1]}/{names[0]} = {b:g} / {a:g} = {ratio:.3f} "
+                        f"({100 * change:+.1f}%)", "MDE (n=1 per side) = 2 × CV × √2: CV unknown"],
+            inputs={"a": a, "b": b, "cv": None},
+            sources=["M10", "M3: MDE = 2·CV·√(2/n), n = 1"])
+        return SingleNumbers(names=names, a=a, b=b, ratio=ratio, change=change, cv=None,
+                             mde_1=None, exceeds_mde=None, report=rep)
+    if not (isinstance(cv, (int, float)) and math.isfinite(cv) and cv > 0):
+        raise InputError(f"--cv must be > 0, got {cv}")
+    base = single_number_comparison(a, b, cv, names)
+    mde = mde_quick(cv, 1)
+    exceeds = abs(change) >= mde
+    rep = base.model_copy(update={
+        "status": Status.NA,
+        "summary": (f"no verdict from single numbers: {names[1]}/{names[0]} = {ratio:.3f} "
+                    f"({100 * change:+.1f}%); at local CV {100 * cv:.1f}% a difference must reach "
+                    f"{100 * mde:.0f}% (2·CV·√2) to mean anything — this one "
+                    f"{'does' if exceeds else 'does not'}"
+                    + ("; even so, list the knobs that differ before concluding" if exceeds else "")),
+    })
+    return SingleNumbers(names=names, a=a, b=b, ratio=ratio, change=change, cv=cv, mde_1=mde,
+                         exceeds_mde=exceeds, report=rep)

@@ -1,0 +1,174 @@
+"""The verdict gate: when may a comparison say faster, slower or equivalent?
+
+A comparison earns a direction only when two things hold at once (after
+criterion.rs' "change within noise threshold"):
+
+- ``faster`` / ``slower``: the deciding test's p < α **and** the whole CI of
+  the ratio b/a lies outside the noise band ``[1 − band, 1 + band]`` (default
+  ±1%): a significant 0.3% change is real but too small to act on. The
+  direction comes from the metric: for a higher-is-better metric (throughput)
+  a ratio above 1 is "faster"; for a lower-is-better one (TTFT, ITL) a ratio
+  below 1 is.
+- ``equivalent`` within ±E: only when the user gave a margin E and the TOST
+  passes (Schuirmann 1987; :mod:`tokcaliper.stats.equivalence`).
+- otherwise ``inconclusive``, which always says what these runs can resolve
+  (MDE) and how many runs per arm would be needed — never "no difference".
+
+Pure function, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from tokcaliper.errors import InputError
+from tokcaliper.stats.equivalence import TostResult
+
+__all__ = ["GateResult", "VerdictClass", "check_noise_band", "gate", "reading"]
+
+VerdictClass = Literal["faster", "slower", "equivalent", "inconclusive"]
+
+#: Default noise band: changes whose CI reaches within ±1% of "no change" are
+#: not reported as faster/slower (a convention, configurable per comparison).
+DEFAULT_NOISE_BAND = 0.01
+
+
+class GateResult(BaseModel):
+    """What the gate decided, and why.
+
+    Attributes:
+        verdict: faster / slower / equivalent / inconclusive.
+        summary: one sentence with the numbers behind it.
+        change: ratio − 1 (signed fraction of the baseline).
+        reasons: each rule and whether it held, one line per rule.
+    """
+
+    verdict: VerdictClass
+    summary: str
+    change: float
+    reasons: list[str] = Field(default_factory=list)
+
+
+def check_noise_band(band: float) -> None:
+    """Raise :class:`InputError` unless 0 ≤ band < 1."""
+    if isinstance(band, bool) or not (isinstance(band, (int, float)) and math.isfinite(band)
+                                      and 0 <= band < 1):
+        raise InputError(f"--noise-band must be a fraction between 0 and 1 (0.01 = ±1%), got {band}")
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _signed(x: float) -> str:
+    return f"{100 * x:+.1f}%"
+
+
+def reading(ratio: float, higher_is_better: bool, noise_band: float) -> str:
+    """What the point estimate alone would say ("slower by 21.1%") — no test involved.
+
+    Shown beside the running verdict so that an early, naive reading is visible
+    as such (M4).
+    """
+    change = ratio - 1
+    if abs(change) <= noise_band:
+        return f"within the ±{_pct(noise_band)} noise band"
+    better = change > 0 if higher_is_better else change < 0
+    return f"{'faster' if better else 'slower'} by {_pct(abs(change))}"
+
+
+def gate(
+    *,
+    ratio: float,
+    ci: tuple[float, float] | None,
+    p: float | None,
+    alpha: float,
+    higher_is_better: bool,
+    noise_band: float = DEFAULT_NOISE_BAND,
+    tost: TostResult | None = None,
+    tost_p: float | None = None,
+    mde: float | None = None,
+    runs_needed: int | None = None,
+    target_effect: float | None = None,
+    test_label: str = "p",
+) -> GateResult:
+    """Decide the verdict class from one comparison's figures.
+
+    Args:
+        ratio: estimate of b/a (> 0). ci: its two-sided ``1 − alpha`` CI.
+        p: two-sided p of the deciding test (Holm-adjusted when several metrics
+            are compared), or ``None`` when undefined.
+        alpha: level in (0, 1). higher_is_better: direction of the metric.
+        noise_band: half-width of the band around 1 (fraction, default 0.01).
+        tost: the equivalence test, when the user gave a margin.
+        tost_p: TOST p to use instead of ``tost.p`` (Holm-adjusted), if any.
+        mde: smallest relative difference these runs resolve (fraction).
+        runs_needed: runs per arm to resolve ``target_effect``.
+        target_effect: the relative difference ``runs_needed`` refers to.
+        test_label: how to name p in the text, e.g. "paired p".
+
+    Returns:
+        :class:`GateResult`.
+
+    Raises:
+        InputError: ratio ≤ 0, alpha or noise band out of range.
+    """
+    if not (math.isfinite(ratio) and ratio > 0):
+        raise InputError(f"the ratio of the arms must be positive, got {ratio}")
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha must be between 0 and 1 (exclusive), got {alpha}")
+    check_noise_band(noise_band)
+    change = ratio - 1
+    lo_band, hi_band = 1 - noise_band, 1 + noise_band
+    reasons: list[str] = []
+    significant = p is not None and math.isfinite(p) and p < alpha
+    reasons.append(f"{test_label} = {p:.3g} {'<' if significant else '≥'} α = {alpha:g}"
+                   if p is not None else f"{test_label} undefined (runs do not vary)")
+    outside = ci is not None and (ci[0] > hi_band or ci[1] < lo_band)
+    level = f"{100 * (1 - alpha):g}%"
+    ci_txt = "no CI" if ci is None else f"{level} CI of the ratio [{ci[0]:.3f}, {ci[1]:.3f}]"
+    reasons.append(f"{ci_txt} {'lies outside' if outside else 'reaches into'} the noise band "
+                   f"[{lo_band:.3f}, {hi_band:.3f}]" if ci is not None else ci_txt)
+    equivalent = False
+    if tost is not None:
+        tp = tost.p if tost_p is None else tost_p
+        equivalent = tp < tost.alpha
+        reasons.append(
+            f"TOST ±{_pct(tost.margin)}: p = {tp:.3g} {'<' if equivalent else '≥'} α = {tost.alpha:g} "
+            f"({100 * (1 - 2 * tost.alpha):g}% CI [{tost.ci[0]:.3f}, {tost.ci[1]:.3f}] "
+            f"{'inside' if equivalent else 'not inside'} [{tost.bounds[0]:.3f}, {tost.bounds[1]:.3f}])")
+    else:
+        reasons.append("no equivalence margin given: 'equivalent' cannot be concluded")
+
+    ci_short = "" if ci is None else f", {level} CI {_signed(ci[0] - 1)} … {_signed(ci[1] - 1)}"
+    p_short = "" if p is None else f", {test_label} = {p:.3g}"
+    if significant and outside:
+        better = change > 0 if higher_is_better else change < 0
+        verdict: VerdictClass = "faster" if better else "slower"
+        summary = f"{verdict} by {_pct(abs(change))} (ratio {ratio:.3f}{ci_short}{p_short})"
+        if equivalent and tost is not None:
+            summary += f"; also within the ±{_pct(tost.margin)} equivalence margin"
+        return GateResult(verdict=verdict, summary=summary, change=change, reasons=reasons)
+    if equivalent and tost is not None:
+        tp = tost.p if tost_p is None else tost_p
+        summary = (f"equivalent within ±{_pct(tost.margin)} (ratio {ratio:.3f}, "
+                   f"{100 * (1 - 2 * tost.alpha):g}% CI {_signed(tost.ci[0] - 1)} … "
+                   f"{_signed(tost.ci[1] - 1)}, TOST p = {tp:.3g})")
+        return GateResult(verdict="equivalent", summary=summary, change=change, reasons=reasons)
+
+    why = ""
+    if significant and not outside:
+        why = f" (significant{p_short}, but the CI reaches into the ±{_pct(noise_band)} noise band)"
+    mde_txt = ("" if mde is None else
+               f"differences below ±{_pct(mde)} cannot be seen with these runs")
+    need_txt = ""
+    if runs_needed is not None and target_effect is not None:
+        need_txt = (f"about {runs_needed} runs per arm would be needed to resolve "
+                    f"±{_pct(target_effect)}")
+    tail = "; ".join(x for x in (mde_txt, need_txt) if x)
+    summary = (f"inconclusive: ratio {ratio:.3f} ({_signed(change)}{ci_short}{p_short}){why}"
+               + (f"; {tail}" if tail else ""))
+    return GateResult(verdict="inconclusive", summary=summary, change=change, reasons=reasons)

@@ -1,0 +1,131 @@
+"""`tokcaliper compare`: runs, CSV, summaries, single numbers; text, JSON and one-line errors."""
+
+import json
+
+import pytest
+
+from tokcaliper.cli import main
+
+A = "754.3,770.0,639.3,567.7,759.6"
+B = "630.1,572.6,710.8,595.3,746.0"
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _run(capsys, args):
+    rc = main(["compare", *args])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_samples_text_and_json_agree(capsys):
+    args = ["--a", A, "--b", B, "--paired", "--names", "200W,180W", "--unit", "tok/s"]
+    rc, out, err = _run(capsys, args)
+    assert rc == 0 and err == ""
+    text = _flat(out)
+    assert "Welch's t = 0.90, df = 7.7, p = 0.394" in text
+    assert "pair ratios in run order: 0.835 0.744 1.112 1.049 0.982" in text
+    assert "2: slower by 21.2% → inconclusive" in text
+    assert "verdict: inconclusive" in text and "no difference" not in text
+    assert "12.9%" in text and "11.5%" in text
+    rc, out, _ = _run(capsys, args + ["--json"])
+    data = json.loads(out)
+    assert rc == 0 and data["verdict"] == "inconclusive" and data["decided_by"] == "paired"
+    assert data["welch"]["t"] == pytest.approx(0.90, abs=0.01)
+    assert [round(r, 3) for r in data["paired"]["ratios"]] == [0.835, 0.744, 1.112, 1.049, 0.982]
+    assert _flat(data["report"]["summary"]) in text
+    assert f"±{100 * data['mde']:.1f}%" in text
+    assert len(data["running"]) == 5
+
+
+def test_clear_latency_improvement_is_faster(capsys):
+    rc, out, _ = _run(capsys, ["--a", "30.1,30.3,29.9,30.0,30.2", "--b", "27.1,27.0,27.2,26.9,27.1",
+                               "--metric", "ttft_p50_ms", "--json"])
+    data = json.loads(out)
+    assert rc == 0 and data["verdict"] == "faster" and data["higher_is_better"] is False
+    rc, out, _ = _run(capsys, ["--a", "30.1,30.3,29.9,30.0,30.2", "--b", "27.1,27.0,27.2,26.9,27.1",
+                               "--json"])
+    assert json.loads(out)["verdict"] == "slower"  # as throughput, lower is worse
+
+
+def test_csv_paired_and_several_metrics(tmp_path, capsys):
+    rows = ["arm,value,pair,position,metric"]
+    a, b = A.split(","), B.split(",")
+    for k in range(5):
+        rows += [f"200W,{a[k]},{k},{2 * k},aggregate_output_tok_s",
+                 f"180W,{b[k]},{k},{2 * k + 1},aggregate_output_tok_s",
+                 f"200W,{30 + 0.1 * k},{k},{2 * k},ttft_p50_ms",
+                 f"180W,{33 + 0.1 * (k % 2)},{k},{2 * k + 1},ttft_p50_ms"]
+    p = tmp_path / "runs.csv"
+    p.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    rc, out, _ = _run(capsys, ["--csv", str(p), "--json"])
+    data = json.loads(out)
+    assert rc == 0 and data["holm"] is True
+    thr, ttft = data["metrics"]
+    assert thr["decided_by"] == "paired" and thr["verdict"] == "inconclusive"
+    assert ttft["verdict"] == "slower" and ttft["holm_m"] == 2
+    assert ttft["p_used"] >= ttft["p_raw"]
+    rc, out, _ = _run(capsys, ["--csv", str(p)])
+    assert rc == 0 and "Holm's correction applied over 2 metrics" in _flat(out)
+
+
+def test_csv_single_metric(tmp_path, capsys):
+    p = tmp_path / "r.csv"
+    p.write_text("arm,value\n" + "".join(f"x,{v}\n" for v in A.split(","))
+                 + "".join(f"y,{v}\n" for v in B.split(",")), encoding="utf-8")
+    rc, out, _ = _run(capsys, ["--csv", str(p), "--json"])
+    data = json.loads(out)
+    assert rc == 0 and data["decided_by"] == "welch" and data["a"]["name"] == "x"
+
+
+def test_summary_stats(capsys):
+    rc, out, _ = _run(capsys, ["--a-stats", "453.2,6.9,4", "--b-stats", "500.3,50.2,4",
+                               "--names", "64,128", "--json"])
+    data = json.loads(out)
+    assert rc == 0 and data["input_kind"] == "summary"
+    assert data["welch"]["t"] == pytest.approx(-1.84, abs=0.03)
+    assert data["stably_slow"] == "64" and data["verdict"] == "inconclusive"
+    rc, out, _ = _run(capsys, ["--a-stats", "453.2,6.9,4", "--b-stats", "500.3,50.2,4",
+                               "--names", "64,128"])
+    assert "64 is stably slow" in _flat(out)
+
+
+def test_single_numbers(capsys):
+    rc, out, _ = _run(capsys, ["--a-single", "500", "--b-single", "560", "--cv", "0.15", "--json"])
+    data = json.loads(out)
+    assert rc == 0 and data["verdict"] is None
+    assert data["mde_1"] == pytest.approx(0.4243, abs=1e-4) and data["cv"] == 0.15
+    rc, out, _ = _run(capsys, ["--a-single", "500", "--b-single", "560", "--cv", "0.15"])
+    text = _flat(out)
+    assert "no verdict" in text and "42%" in text and "verdict:" not in text
+    rc, out, _ = _run(capsys, ["--a-single", "500", "--b-single", "560"])
+    assert rc == 0 and "CV is unknown" in _flat(out)
+
+
+@pytest.mark.parametrize("args,msg", [
+    ([], "give exactly one input"),
+    (["--a", A], "--a and --b go together"),
+    (["--a", A, "--b", B, "--a-single", "3"], "give exactly one input"),
+    (["--a", "1,x", "--b", B], "--a value 2: 'x' is not a number"),
+    (["--a", "700", "--b", B], "at least 2 runs per arm"),
+    (["--a", A, "--b", "1,2", "--paired"], "equal run counts"),
+    (["--a-stats", "1,2", "--b-stats", "1,2,3"], "--a-stats must be mean,sd,n"),
+    (["--a-single", "-1", "--b-single", "2"], "A must be a positive number"),
+    (["--a-single", "1", "--b-single", "2", "--cv", "0"], "--cv must be > 0"),
+    (["--a", A, "--b", B, "--cv", "0.1"], "--cv is for --a-single"),
+    (["--a", A, "--b", B, "--metric", "speed"], "unknown metric 'speed'"),
+    (["--a", A, "--b", B, "--better", "up"], "--better must be higher or lower"),
+    (["--a", A, "--b", B, "--margin", "2"], "--margin must be a fraction"),
+    (["--a", A, "--b", B, "--noise-band", "-0.1"], "--noise-band must be"),
+    (["--a", A, "--b", B, "--alpha", "0.7"], "--alpha must be between 0 and 0.5"),
+    (["--csv", "/nonexistent/x.csv"], "cannot read --csv"),
+    (["--a", A, "--b", B, "--names", "A"], "--names must be two different names"),
+])
+def test_bad_input_one_line_exit_2(capsys, args, msg):
+    rc, out, err = _run(capsys, args)
+    assert rc == 2, err
+    assert out == ""
+    assert err.startswith("tokcaliper: error: ") and err.endswith("\n") and err.count("\n") == 1
+    assert msg in err, err
