@@ -103,7 +103,12 @@ switch = "true"
     proc = _cli("experiment", "run", str(exp), "--db", str(db), "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    primary = out["comparisons"][0]
-    assert primary["metric"] == "aggregate_output_tok_s"
-    assert primary["verdict"]["verdict"] in ("inconclusive", "equivalent"), primary["verdict"]
-    assert primary["paired"] is not None  # interleaved runs are analysed as pairs
+    (comparison,) = out["comparisons"]
+    assert (comparison["baseline"], comparison["candidate"]) == ("A", "B")
+    analyses = comparison["metrics"]["metrics"]
+    # Throughput, TTFT and ITL, Holm-corrected together; the primary metric first.
+    assert [a["metric"] for a in analyses] == ["aggregate_output_tok_s", "ttft_p50_ms", "itl_p50_ms"]
+    assert comparison["metrics"]["holm"] is True
+    for a in analyses:
+        assert a["verdict"] in ("inconclusive", "equivalent"), a["report"]["summary"]
+        assert a["decided_by"] == "paired" and a["paired"]["n"] == 4

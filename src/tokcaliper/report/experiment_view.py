@@ -1,0 +1,68 @@
+"""Terminal view of ``tokcaliper experiment show``: the plan, what ran, the comparison.
+
+Renders :class:`tokcaliper.experiment.analysis.ExperimentAnalysis`; ``--json``
+dumps the same object. Text from the experiment file (names, read-back output,
+reasons) is escaped, never read as markup.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from tokcaliper.experiment.analysis import ExperimentAnalysis
+from tokcaliper.numbers import num, percent, seconds
+from tokcaliper.report.compare_view import render_multi
+
+__all__ = ["render_experiment"]
+
+
+def render_experiment(console: Console, an: ExperimentAnalysis) -> None:
+    """Print the experiment ``an``: plan, runs, outcomes, per-arm noise, comparisons."""
+    spec = an.spec
+    console.print(f"[bold]experiment {escape(an.id)}[/bold] — {escape(an.name)}  "
+                  f"status [bold]{escape(an.status)}[/bold]  created {escape(an.created_at)}")
+    order = " ".join(arm for _pos, arm in an.planned)
+    console.print(escape(
+        f"  plan: {len(spec.arms)} arms × {spec.runs_per_arm} runs, order {spec.order}"
+        + (f" (seed {spec.seed})" if spec.seed is not None else "")
+        + f", {spec.warmup_runs} warm-up run(s) after each switch (stored, excluded), "
+          f"rest {spec.rest_s:g} s before each run; primary metric {spec.metric}"
+        + (f", effect of interest {percent(spec.effect)}" if spec.effect else "")))
+    console.print(escape(f"  order: {order}"))
+    for arm in spec.arms:
+        what = arm.server_cmd if arm.kind == "server" else arm.switch
+        rb = f"; read-back {arm.readback!r} must show {arm.expect or '/' + str(arm.expect_regex) + '/'}" \
+            if arm.readback else ""
+        console.print(escape(f"  arm {arm.name} ({arm.kind}): {what}{rb}"), soft_wrap=True)
+
+    t = Table(title="what ran (in order)", title_justify="left")
+    for col in ("run", "pos", "arm", spec.metric, "rest before", "status", "read-back"):
+        t.add_column(col, justify="right" if col in ("run", "pos", spec.metric, "rest before") else "left")
+    for r in an.runs:
+        status = "warm-up (excluded)" if r.warmup_run else ("ok" if r.valid else f"INVALID: {r.invalid_reason}")
+        t.add_row(str(r.id), "—" if r.position is None else str(r.position + 1), escape(r.arm),
+                  num(r.value, 4), seconds(r.rest_s), escape(status), escape(r.readback or "—"))
+    console.print(t)
+    for o in an.outcomes:
+        where = "" if o.position is None else f" at position {o.position + 1}"
+        console.print(f"[bold red]{escape(o.kind)}[/bold red]{escape(where)}: {escape(o.reason)}")
+
+    a = Table(title=f"per arm ({spec.metric}, valid measured runs)", title_justify="left")
+    for col in ("arm", "n / planned", "mean", "sd", "CV", "CV 95% CI"):
+        a.add_column(col, justify="left" if col == "arm" else "right")
+    for s in an.arms:
+        d = s.description
+        ci = "—" if d is None or d.cv_ci95 is None else f"{percent(d.cv_ci95[0])}–{percent(d.cv_ci95[1])}"
+        a.add_row(escape(s.arm), f"{s.n}/{s.planned}", num(None if d is None else d.mean, 4),
+                  num(None if d is None else d.std), percent(None if d is None else d.cv), ci)
+    console.print(a)
+
+    for c in an.comparisons:
+        console.print()
+        if c.metrics is None:
+            console.print(f"[yellow]{escape(c.candidate)} against {escape(c.baseline)}: "
+                          f"not comparable yet[/yellow] — {escape(c.error or '')}")
+            continue
+        render_multi(c.metrics, console)
