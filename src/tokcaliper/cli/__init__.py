@@ -22,6 +22,7 @@ from tokcaliper.cli import plan as _plan  # noqa: F401,E402
 from tokcaliper.cli import runs as _runs  # noqa: F401,E402
 from tokcaliper.cli import audit as _audit  # noqa: F401,E402
 from tokcaliper.cli import metrics as _metrics  # noqa: F401,E402
+from tokcaliper.cli import analyze as _analyze  # noqa: F401,E402
 
 
 @app.command()
