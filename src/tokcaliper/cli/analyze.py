@@ -51,6 +51,8 @@ class AnalyzeReport(BaseModel):
     Attributes:
         source: where the runs came from.
         analysis: clumps, ranked covariates, drift (None in adjusted mode).
+        analysis_unflagged: the same without the runs the telemetry gate flagged
+            (None when none was flagged or fewer than 5 runs remain).
         adjusted: the unadjusted and adjusted two-arm comparison (with --adjust-for).
         gates: telemetry gate per stored run (empty for a CSV).
         notes: runs excluded and covariates skipped, in words.
@@ -58,6 +60,7 @@ class AnalyzeReport(BaseModel):
 
     source: str
     analysis: Any = None
+    analysis_unflagged: Any = None
     adjusted: Any = None
     gates: list[Any] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
@@ -233,6 +236,8 @@ def _render(rep: AnalyzeReport, console: Console) -> None:
         for g in flagged:
             for r in g.reasons:
                 console.print(f"  [red]flag[/red] run {g.run_id}: {escape(r.detail)}")
+        if rep.analysis_unflagged is not None:
+            console.print(escape(f"without the flagged run(s): {rep.analysis_unflagged.sentence}"))
     for note in rep.notes:
         console.print(escape(f"note: {note}"), style="dim")
     console.print("methods: docs/analyze.md (Engelman–Hartigan split, Spearman, Mann–Kendall, ANCOVA)",
@@ -326,5 +331,15 @@ def analyze_cmd(
 
         a = analyze_values(table.values, table.covariates, metric=table.metric, unit=table.unit,
                            alpha=alpha)
-        rep = AnalyzeReport(source=table.source, analysis=a, gates=gates, notes=notes)
+        a_clean = None
+        if any(g.flagged for g in gates):
+            keep = [i for i, g in enumerate(gates) if not g.flagged]
+            if len(keep) >= 5:
+                a_clean = analyze_values([table.values[i] for i in keep],
+                                         {k: [v[i] for i in keep] for k, v in table.covariates.items()},
+                                         metric=table.metric, unit=table.unit, alpha=alpha)
+            else:
+                notes.append(f"only {len(keep)} unflagged run(s): no analysis without the flagged ones")
+        rep = AnalyzeReport(source=table.source, analysis=a, analysis_unflagged=a_clean, gates=gates,
+                            notes=notes)
     emit(rep, as_json, lambda console: _render(rep, console))

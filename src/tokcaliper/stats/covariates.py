@@ -15,7 +15,8 @@ Method
   low group (Glass 1965; U from ``scipy.stats.mannwhitneyu``, whose exact p is
   given beside it). r = +1: every run of the high group has a higher covariate
   value than every run of the low group.
-- Ranking: by |ρ| (largest first), then by |r|. p-values are also given
+- Ranking: by |ρ| (largest first), then by |r|, then covariates measured at the
+  start before those measured during the run. p-values are also given
   Holm-adjusted over the covariates ranked (Holm 1979; statsmodels
   ``multipletests``), since the strongest of k correlations is chosen after the fact.
 - Covariates measured during the run (``measured == "during"``) can be effects
@@ -253,7 +254,8 @@ def rank_covariates(values: Sequence[float], covariates: Mapping[str, Sequence[f
         ranked.append(CovariateRank(name=name, label=label, measured=measured, n=int(known.sum()),
                                     rho=rho, p=p, p_method=how, separation=sep, separation_p=sep_p,
                                     group_means=means))
-    ranked.sort(key=lambda r: (-abs(r.rho), -abs(r.separation or 0.0), r.name))
+    # Ties: a covariate measured during the run (possibly an effect of it) after the others.
+    ranked.sort(key=lambda r: (-abs(r.rho), -abs(r.separation or 0.0), r.measured == "during", r.name))
     if ranked:
         holm = multipletests([r.p for r in ranked], method="holm")[1]
         for r, ph in zip(ranked, holm):
