@@ -93,3 +93,22 @@ class FakeServer:
     def __exit__(self, *exc: object) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+
+
+def main() -> None:
+    """``python tests/load/fake_server.py --port N``: serve until killed (for managed-server tests)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--ttft", type=float, default=0.01)
+    ap.add_argument("--itl", type=float, default=0.002)
+    ap.add_argument("--tokens", type=int, default=16)
+    args = ap.parse_args()
+    timing = FakeTiming(ttft_s=args.ttft, itl_s=args.itl, tokens=args.tokens)
+    web.run_app(make_app(timing), host=args.host, port=args.port, print=None)
+
+
+if __name__ == "__main__":
+    main()

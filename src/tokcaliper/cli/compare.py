@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from tokcaliper.cli._app import JSON_HELP, app
+from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError
 
 
@@ -45,6 +45,10 @@ def compare_cmd(
     noise_band: Annotated[float, typer.Option("--noise-band", help="No faster/slower while the CI reaches within ±band of 1.")] = 0.01,
     margin: Annotated[Optional[float], typer.Option("--margin", help="Equivalence margin E (fraction): allows 'equivalent within ±E' (TOST).")] = None,
     effect: Annotated[Optional[float], typer.Option("--effect", help="The effect you care about (fraction), for the runs needed.")] = None,
+    experiment: Annotated[Optional[str], typer.Option(
+        "--experiment", help="A stored experiment id: every arm against the first, with the file's "
+                             "alpha, noise band, margin and effect.")] = None,
+    db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = Path("tokcaliper.db"),
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """Compare two arms: n, mean, sd, CV; ratio with CI; Welch (and paired) t; MDE; verdict.
@@ -55,11 +59,12 @@ def compare_cmd(
     """
     modes = {"--a/--b": a is not None or b is not None, "--csv": csv_path is not None,
              "--a-stats/--b-stats": a_stats is not None or b_stats is not None,
-             "--a-single/--b-single": a_single is not None or b_single is not None}
+             "--a-single/--b-single": a_single is not None or b_single is not None,
+             "--experiment": experiment is not None}
     chosen = [k for k, v in modes.items() if v]
     if len(chosen) != 1:
-        raise InputError("give exactly one input: --a/--b, --csv, --a-stats/--b-stats or "
-                         f"--a-single/--b-single{'' if not chosen else ' (got ' + ', '.join(chosen) + ')'}")
+        raise InputError("give exactly one input: --a/--b, --csv, --a-stats/--b-stats, "
+                         f"--a-single/--b-single or --experiment{'' if not chosen else ' (got ' + ', '.join(chosen) + ')'}")
     mode = chosen[0]
     pair_opts = {"--a/--b": (a, b), "--a-stats/--b-stats": (a_stats, b_stats),
                  "--a-single/--b-single": (a_single, b_single)}
@@ -79,6 +84,26 @@ def compare_cmd(
     from tokcaliper.report.output import emit
 
     display = _names(names, "--names") or ("A", "B")
+
+    if mode == "--experiment":
+        from tokcaliper.experiment.analysis import analyze_experiment
+        from tokcaliper.report.compare_view import render_multi
+        from tokcaliper.store import Store
+
+        with Store(db, create=False) as store:
+            analysis = analyze_experiment(store, experiment)  # type: ignore[arg-type]
+        payload = {"experiment": analysis.id, "comparisons": analysis.comparisons}
+
+        def render(console) -> None:  # type: ignore[no-untyped-def]
+            for c in analysis.comparisons:
+                if c.metrics is None:
+                    console.print(f"{c.candidate} against {c.baseline}: not comparable yet — {c.error}",
+                                  markup=False)
+                else:
+                    render_multi(c.metrics, console)
+
+        emit(payload, as_json, render)
+        return
 
     if mode == "--a-single/--b-single":
         from tokcaliper.report.compare_view import render_single
