@@ -104,6 +104,21 @@ def test_single_numbers(capsys):
     assert rc == 0 and "CV is unknown" in _flat(out)
 
 
+def test_user_text_is_printed_literally(capsys):
+    """Arm names and the unit are shown as given: no rich markup, no :emoji: codes."""
+    names, unit = "[bold]x:fire:,y[/red]", "[red]tok/s"
+    rc, out, _ = _run(capsys, ["--a", A, "--b", B, "--paired", "--names", names, "--unit", unit,
+                               "--margin", "0.05"])
+    text = _flat(out)
+    assert rc == 0 and "🔥" not in out
+    assert "y[/red] against [bold]x:fire: (baseline)" in text
+    assert "mean ([red]tok/s)" in text and "│ [bold]x:fire: │ 5 │" in text
+    assert "[bold]x:fire:: n = 5, mean 698.2 [red]tok/s, sd 90.2, CV 12.9%" in text
+    assert "ratio of means y[/red]/[bold]x:fire: = 0.932 (95% CI 0.780 … 1.115)" in text
+    rc, out, _ = _run(capsys, ["--a-single", "500", "--b-single", "560", "--names", "a:fire:,[b]"])
+    assert rc == 0 and "ratio [b]/a:fire: = 560 / 500 = 1.120 (+12.0%)" in _flat(out)
+
+
 @pytest.mark.parametrize("args,msg", [
     ([], "give exactly one input"),
     (["--a", A], "--a and --b go together"),

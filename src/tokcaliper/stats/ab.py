@@ -43,6 +43,8 @@ from pydantic import BaseModel
 
 from tokcaliper.errors import InputError
 from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.numbers import num, p_value, percent, statistic
+from tokcaliper.numbers import ratio as fmt_ratio
 from tokcaliper.stats.compare import (
     SOURCE_RATIO_CI,
     SOURCE_VAR,
@@ -383,11 +385,11 @@ def _running(pa: Sequence[float], pb: Sequence[float], alpha: float, higher_is_b
         g = gate(ratio=pr.ratio, ci=pr.ratio_ci, p=pr.p, alpha=alpha,
                  higher_is_better=higher_is_better, noise_band=band, mde=mde)
         rd = reading(pr.ratio, higher_is_better, band)
-        ptxt = "p undefined" if pr.p is None else f"paired p = {pr.p:.2g}"
+        ptxt = "p undefined" if pr.p is None else f"paired p = {p_value(pr.p, 2)}"
         steps.append(RunningStep(
             k=k, a=ai, b=bi, ratio=bi / ai, cum_ratio=pr.ratio, ci=pr.ratio_ci, p=pr.p, mde=mde,
             reading=rd, verdict=g.verdict,
-            text=f"{k}: {rd} → {g.verdict} ({ptxt}, MDE ±{100 * mde:.1f}%, {k} pairs)"))
+            text=f"{k}: {rd} → {g.verdict} ({ptxt}, MDE ±{percent(mde)}, {k} pairs)"))
     return steps
 
 
@@ -441,7 +443,7 @@ def analyze_samples(
     arm_a, arm_b = _arm(a, na), _arm(b, nb)
     for arm in (arm_a, arm_b):
         if arm.min is not None and arm.min <= 0:
-            raise InputError(f"arm {arm.name}: ratios need positive values, got {arm.min:g}")
+            raise InputError(f"arm {arm.name}: ratios need positive values, got {num(arm.min, 6, trim=True)}")
     if paired and arm_a.n != arm_b.n:
         raise InputError(f"paired runs need equal run counts per arm, got {na}: {arm_a.n} and "
                          f"{nb}: {arm_b.n}")
@@ -455,7 +457,7 @@ def analyze_samples(
     if paired:
         pr = paired_log_ratio(a, b, alpha)
         if pr.p is None or pr.sd_log < 1e-12:  # equal up to rounding
-            raise InputError(f"all pair ratios are equal ({pr.ratio:.4g}): the paired t-test is "
+            raise InputError(f"all pair ratios are equal ({fmt_ratio(pr.ratio)}): the paired t-test is "
                              "undefined")
         running = _running(list(a), list(b), alpha, higher_is_better, noise_band, effect)
         tgt = _target(effect, pr.ratio, noise_band)
@@ -578,10 +580,15 @@ def decide(ev: ABEvidence, p_used: float | None = None, tost_p_used: float | Non
                       report=_report(ev, g, p, holm_m))
 
 
+def _ci(ci: tuple[float, float]) -> str:
+    """A CI of a ratio: ``"0.950 … 1.050"``."""
+    return f"{fmt_ratio(ci[0])} … {fmt_ratio(ci[1])}"
+
+
 def _arm_line(x: ArmStats, u: str) -> str:
-    cv = "CV —" if x.cv is None else f"CV {100 * x.cv:.1f}%"
-    ext = "" if x.min is None else f", min {x.min:g}, max {x.max:g}"
-    return f"{x.name}: n = {x.n}, mean {x.mean:.4g}{u}, sd {x.sd:.3g}, {cv}{ext}"
+    cv = f"CV {percent(x.cv)}"
+    ext = "" if x.min is None else f", min {num(x.min, 6, trim=True)}, max {num(x.max, 6, trim=True)}"
+    return f"{x.name}: n = {x.n}, mean {num(x.mean, 4)}{u}, sd {num(x.sd)}, {cv}{ext}"
 
 
 def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int) -> Verdict:
@@ -591,43 +598,45 @@ def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int) -> Verd
     w = ev.welch
     ar = [_arm_line(ev.a, u), _arm_line(ev.b, u)]
     ci = ev.ratio_of_means_ci
-    ar.append(f"ratio of means {nb}/{na} = {ev.b.mean:.4g} / {ev.a.mean:.4g} = {ev.ratio_of_means:.3f}"
-              + ("" if ci is None else f" [{lvl} CI {ci[0]:.3f}, {ci[1]:.3f}]"))
-    ar.append(f"Welch t = ({w.mean_a:.4g} − {w.mean_b:.4g}) / √({w.sd_a:.3g}²/{w.n_a} + "
-              f"{w.sd_b:.3g}²/{w.n_b}) = {w.t:.2f}, df = {w.df:.1f}, p = {w.p:.3f}"
+    ar.append(f"ratio of means {nb}/{na} = {num(ev.b.mean, 4)} / {num(ev.a.mean, 4)} = "
+              f"{fmt_ratio(ev.ratio_of_means)}" + ("" if ci is None else f" [{lvl} CI {_ci(ci)}]"))
+    ar.append(f"Welch t = ({num(w.mean_a, 4)} − {num(w.mean_b, 4)}) / √({num(w.sd_a)}²/{w.n_a} + "
+              f"{num(w.sd_b)}²/{w.n_b}) = {statistic(w.t)}, df = {num(w.df, 2, min_decimals=1)}, "
+              f"p = {p_value(w.p)}"
               + ("  (shown beside the paired analysis)" if ev.decided_by == "paired" else ""))
     if ev.paired is not None:
         pr = ev.paired
-        pci = "" if pr.ratio_ci is None else f" [{lvl} CI {pr.ratio_ci[0]:.3f}, {pr.ratio_ci[1]:.3f}]"
+        pci = "" if pr.ratio_ci is None else f" [{lvl} CI {_ci(pr.ratio_ci)}]"
         ptxt = ("t undefined (all pair ratios equal)" if pr.t is None
-                else f"paired t = {pr.t:.2f}, df = {pr.df}, p = {pr.p:.3f}")
-        ar.append("pair ratios in run order: " + " ".join(f"{r:.3f}" for r in pr.ratios))
-        ar.append(f"log ratios: mean {pr.mean_log:+.4f}, sd {pr.sd_log:.4f}, se {pr.se_log:.4f}; "
-                  f"{ptxt}; ratio exp(mean) = {pr.ratio:.3f}{pci}  (decides)")
+                else f"paired t = {statistic(pr.t)}, df = {pr.df}, p = {p_value(pr.p)}")
+        ar.append("pair ratios in run order: " + " ".join(fmt_ratio(r) for r in pr.ratios))
+        ar.append(f"log ratios: mean {num(pr.mean_log, signed=True)}, sd {num(pr.sd_log)}, "
+                  f"se {num(pr.se_log)}; {ptxt}; ratio exp(mean) = {fmt_ratio(pr.ratio)}{pci}  (decides)")
     if ev.running:
         ar.append("verdict after each pair: " + "; ".join(s.text for s in ev.running))
     v = ev.variance
-    bf = "" if v.bf_p is None else f"Brown–Forsythe W = {v.bf_w:.2f}, p = {v.bf_p:.3f}; "
-    f = "F undefined" if v.f is None else f"F = {v.f:.3g}, p = {v.f_p:.3f}"
-    sr = "" if v.sd_ratio is None else f"; sd ratio {v.sd_ratio:.2f}"
+    bf = "" if v.bf_p is None else f"Brown–Forsythe W = {statistic(v.bf_w)}, p = {p_value(v.bf_p)}; "
+    f = "F undefined" if v.f is None else f"F = {statistic(v.f)}, p = {p_value(v.f_p)}"
+    sr = "" if v.sd_ratio is None else f"; sd ratio {fmt_ratio(v.sd_ratio)}"
     ar.append(f"variance: {bf}{f}{sr}")
     if ev.mde is not None:
         if ev.paired is not None:
-            ar.append(f"MDE (pairs) = 2 × {ev.paired.sd_log:.4f} / √{ev.paired.n} = "
-                      f"{100 * ev.mde:.1f}%")
+            ar.append(f"MDE (pairs) = 2 × {num(ev.paired.sd_log)} / √{ev.paired.n} = "
+                      f"{percent(ev.mde)}")
         else:
-            ar.append(f"MDE = 2 × √({ev.a.cv:.4f}²/{ev.a.n} + {ev.b.cv:.4f}²/{ev.b.n}) = "
-                      f"{100 * ev.mde:.1f}%")
+            ar.append(f"MDE = 2 × √({num(ev.a.cv)}²/{ev.a.n} + {num(ev.b.cv)}²/{ev.b.n}) = "
+                      f"{percent(ev.mde)}")
     need = "more than 10⁹" if ev.runs_needed is None else str(ev.runs_needed)
     basis = "the effect given" if ev.effect is not None else "max(observed |ratio − 1|, noise band)"
-    ar.append(f"runs per arm to resolve ±{100 * ev.target_effect:.1f}% ({basis}) with power "
+    ar.append(f"runs per arm to resolve ±{percent(ev.target_effect)} ({basis}) with power "
               f"{POWER:g}: {need}")
     if ev.tost is not None:
         t = ev.tost
-        ar.append(f"TOST ±{100 * t.margin:.1f}%: t_low = {t.t_low:.2f} (p {t.p_low:.3g}), "
-                  f"t_upp = {t.t_upp:.2f} (p {t.p_upp:.3g}), df = {t.df:.1f}, p = {t.p:.3g}")
+        ar.append(f"TOST ±{percent(t.margin)}: t_low = {statistic(t.t_low)} (p {p_value(t.p_low)}), "
+                  f"t_upp = {statistic(t.t_upp)} (p {p_value(t.p_upp)}), "
+                  f"df = {num(t.df, 2, min_decimals=1)}, p = {p_value(t.p)}")
     if holm_m > 1:
-        ar.append(f"Holm correction over {holm_m} metrics: p {ev.p_raw:.3g} → {p:.3g}"
+        ar.append(f"Holm correction over {holm_m} metrics: p {p_value(ev.p_raw)} → {p_value(p)}"
                   if ev.p_raw is not None and p is not None else
                   f"Holm correction over {holm_m} metrics")
     ar.extend(f"gate: {r}" for r in g.reasons)
@@ -638,7 +647,7 @@ def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int) -> Verd
     if ev.stably_slow is not None:
         s = ev.a if ev.stably_slow == na else ev.b
         word = "slow" if ev.higher_is_better else "worse"
-        summary += (f"; {s.name} is stably {word}: narrow band (CV {100 * (s.cv or 0):.1f}%) on the "
+        summary += (f"; {s.name} is stably {word}: narrow band (CV {percent(s.cv or 0)}) on the "
                     f"worse side of the other arm's mean, and the variances differ (M9)")
         if status is Status.NA:
             summary += " — a flag to re-test with more runs, not a significant difference"
@@ -722,11 +731,12 @@ def single_numbers(a: float, b: float, cv: float | None = None,
     if cv is None:
         rep = Verdict(
             check="M10", title="single numbers", status=Status.NA,
-            summary=(f"no verdict: one number per arm ({names[1]}/{names[0]} = {ratio:.3f}, "
-                     f"{100 * change:+.1f}%); the local CV is unknown — measure it (bench --repeat 5) "
+            summary=(f"no verdict: one number per arm ({names[1]}/{names[0]} = {fmt_ratio(ratio)}, "
+                     f"{percent(change, signed=True)}); the local CV is unknown — measure it (bench --repeat 5) "
                      f"and pass --cv: single numbers need a gap of 2·CV·√2 to mean anything"),
-            arithmetic=[f"ratio {names[1]}/{names[0]} = {b:g} / {a:g} = {ratio:.3f} "
-                        f"({100 * change:+.1f}%)", "MDE (n=1 per side) = 2 × CV × √2: CV unknown"],
+            arithmetic=[f"ratio {names[1]}/{names[0]} = {num(b, 6, trim=True)} / "
+                        f"{num(a, 6, trim=True)} = {fmt_ratio(ratio)} "
+                        f"({percent(change, signed=True)})", "MDE (n=1 per side) = 2 × CV × √2: CV unknown"],
             inputs={"a": a, "b": b, "cv": None},
             sources=["M10", "M3: MDE = 2·CV·√(2/n), n = 1"])
         return SingleNumbers(names=names, a=a, b=b, ratio=ratio, change=change, cv=None,
@@ -738,9 +748,9 @@ def single_numbers(a: float, b: float, cv: float | None = None,
     exceeds = abs(change) >= mde
     rep = base.model_copy(update={
         "status": Status.NA,
-        "summary": (f"no verdict from single numbers: {names[1]}/{names[0]} = {ratio:.3f} "
-                    f"({100 * change:+.1f}%); at local CV {100 * cv:.1f}% a difference must reach "
-                    f"{100 * mde:.0f}% (2·CV·√2) to mean anything — this one "
+        "summary": (f"no verdict from single numbers: {names[1]}/{names[0]} = {fmt_ratio(ratio)} "
+                    f"({percent(change, signed=True)}); at local CV {percent(cv)} a difference must "
+                    f"reach {percent(mde, decimals=0)} (2·CV·√2) to mean anything — this one "
                     f"{'does' if exceeds else 'does not'}"
                     + ("; even so, list the knobs that differ before concluding" if exceeds else "")),
     })

@@ -25,6 +25,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
+from tokcaliper.numbers import p_value, percent
+from tokcaliper.numbers import ratio as fmt_ratio
 from tokcaliper.stats.equivalence import TostResult
 
 __all__ = ["GateResult", "VerdictClass", "check_noise_band", "gate", "reading"]
@@ -60,11 +62,16 @@ def check_noise_band(band: float) -> None:
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+    return percent(x)
 
 
 def _signed(x: float) -> str:
-    return f"{100 * x:+.1f}%"
+    return percent(x, signed=True)
+
+
+def _ci(lo: float, hi: float) -> str:
+    """A CI of a ratio: ``"0.950 … 1.050"``."""
+    return f"{fmt_ratio(lo)} … {fmt_ratio(hi)}"
 
 
 def reading(ratio: float, higher_is_better: bool, noise_band: float) -> str:
@@ -125,38 +132,38 @@ def gate(
     lo_band, hi_band = 1 - noise_band, 1 + noise_band
     reasons: list[str] = []
     significant = p is not None and math.isfinite(p) and p < alpha
-    reasons.append(f"{test_label} = {p:.3g} {'<' if significant else '≥'} α = {alpha:g}"
+    reasons.append(f"{test_label} = {p_value(p)} {'<' if significant else '≥'} α = {alpha:g}"
                    if p is not None else f"{test_label} undefined (runs do not vary)")
     outside = ci is not None and (ci[0] > hi_band or ci[1] < lo_band)
     level = f"{100 * (1 - alpha):g}%"
-    ci_txt = "no CI" if ci is None else f"{level} CI of the ratio [{ci[0]:.3f}, {ci[1]:.3f}]"
+    ci_txt = "no CI" if ci is None else f"{level} CI of the ratio [{_ci(*ci)}]"
     reasons.append(f"{ci_txt} {'lies outside' if outside else 'reaches into'} the noise band "
-                   f"[{lo_band:.3f}, {hi_band:.3f}]" if ci is not None else ci_txt)
+                   f"[{fmt_ratio(lo_band)}, {fmt_ratio(hi_band)}]" if ci is not None else ci_txt)
     equivalent = False
     if tost is not None:
         tp = tost.p if tost_p is None else tost_p
         equivalent = tp < tost.alpha
         reasons.append(
-            f"TOST ±{_pct(tost.margin)}: p = {tp:.3g} {'<' if equivalent else '≥'} α = {tost.alpha:g} "
-            f"({100 * (1 - 2 * tost.alpha):g}% CI [{tost.ci[0]:.3f}, {tost.ci[1]:.3f}] "
-            f"{'inside' if equivalent else 'not inside'} [{tost.bounds[0]:.3f}, {tost.bounds[1]:.3f}])")
+            f"TOST ±{_pct(tost.margin)}: p = {p_value(tp)} {'<' if equivalent else '≥'} α = {tost.alpha:g} "
+            f"({100 * (1 - 2 * tost.alpha):g}% CI [{_ci(*tost.ci)}] "
+            f"{'inside' if equivalent else 'not inside'} [{fmt_ratio(tost.bounds[0])}, {fmt_ratio(tost.bounds[1])}])")
     else:
         reasons.append("no equivalence margin given: 'equivalent' cannot be concluded")
 
     ci_short = "" if ci is None else f", {level} CI {_signed(ci[0] - 1)} … {_signed(ci[1] - 1)}"
-    p_short = "" if p is None else f", {test_label} = {p:.3g}"
+    p_short = "" if p is None else f", {test_label} = {p_value(p)}"
     if significant and outside:
         better = change > 0 if higher_is_better else change < 0
         verdict: VerdictClass = "faster" if better else "slower"
-        summary = f"{verdict} by {_pct(abs(change))} (ratio {ratio:.3f}{ci_short}{p_short})"
+        summary = f"{verdict} by {_pct(abs(change))} (ratio {fmt_ratio(ratio)}{ci_short}{p_short})"
         if equivalent and tost is not None:
             summary += f"; also within the ±{_pct(tost.margin)} equivalence margin"
         return GateResult(verdict=verdict, summary=summary, change=change, reasons=reasons)
     if equivalent and tost is not None:
         tp = tost.p if tost_p is None else tost_p
-        summary = (f"equivalent within ±{_pct(tost.margin)} (ratio {ratio:.3f}, "
+        summary = (f"equivalent within ±{_pct(tost.margin)} (ratio {fmt_ratio(ratio)}, "
                    f"{100 * (1 - 2 * tost.alpha):g}% CI {_signed(tost.ci[0] - 1)} … "
-                   f"{_signed(tost.ci[1] - 1)}, TOST p = {tp:.3g})")
+                   f"{_signed(tost.ci[1] - 1)}, TOST p = {p_value(tp)})")
         return GateResult(verdict="equivalent", summary=summary, change=change, reasons=reasons)
 
     why = ""
@@ -169,6 +176,6 @@ def gate(
         need_txt = (f"about {runs_needed} runs per arm would be needed to resolve "
                     f"±{_pct(target_effect)}")
     tail = "; ".join(x for x in (mde_txt, need_txt) if x)
-    summary = (f"inconclusive: ratio {ratio:.3f} ({_signed(change)}{ci_short}{p_short}){why}"
+    summary = (f"inconclusive: ratio {fmt_ratio(ratio)} ({_signed(change)}{ci_short}{p_short}){why}"
                + (f"; {tail}" if tail else ""))
     return GateResult(verdict="inconclusive", summary=summary, change=change, reasons=reasons)
