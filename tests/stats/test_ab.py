@@ -297,3 +297,13 @@ def test_pairs_needed_matches_statsmodels_power():
     n = n_pairs_power(0.1664, 0.066)
     d = math.log(1.066) / 0.1664
     assert TTestPower().power(d, n, 0.05) >= 0.8 > TTestPower().power(d, n - 1, 0.05)
+
+
+def test_two_runs_per_arm_get_no_brown_forsythe_test():
+    """At n = 2 both deviations from the median are equal: W is infinite and p ≈ 1e-32,
+    which would flag a 'stably slow' arm from nothing. The test is skipped instead."""
+    an = analyze_samples([30.0, 59.57], [13.56, 75.13], ("A", "B"), paired=True, margin=0.2,
+                         metric="aggregate_output_tok_s", unit="tok/s")
+    assert an.verdict == "inconclusive"
+    assert an.variance.bf_w is None and an.variance.bf_p is None
+    assert an.stably_slow is None

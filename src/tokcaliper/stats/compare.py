@@ -224,7 +224,8 @@ def variance_test(a: Sequence[float], b: Sequence[float]) -> VarianceTest:
     """Brown–Forsythe and F-tests of equal variances of two arms (METHODS.md M9).
 
     Brown–Forsythe is ``scipy.stats.levene(a, b, center="median")`` (robust to
-    non-normal runs); the F-test is :func:`f_test_from_summary`.
+    non-normal runs), skipped (``None``) below 3 runs per arm where it is
+    degenerate; the F-test is :func:`f_test_from_summary`.
 
     Args:
         a, b: runs, shapes (n_a,), (n_b,), each n ≥ 2, finite.
@@ -235,10 +236,15 @@ def variance_test(a: Sequence[float], b: Sequence[float]) -> VarianceTest:
     xa, xb = require_finite_values(a, "arm a"), require_finite_values(b, "arm b")
     res = f_test_from_summary(float(xa.std(ddof=1)) if xa.size > 1 else 0.0, int(xa.size),
                               float(xb.std(ddof=1)) if xb.size > 1 else 0.0, int(xb.size))
+    if min(xa.size, xb.size) < 3:
+        # With 2 runs both absolute deviations from the median are equal, so the
+        # within-arm spread of deviations is 0 and W is infinite: no test at all.
+        return res
     bf = _st.levene(xa, xb, center="median")
     w, p = float(bf.statistic), float(bf.pvalue)
-    return res.model_copy(update={"bf_w": w if math.isfinite(w) else None,
-                                  "bf_p": p if math.isfinite(p) else None})
+    if not (math.isfinite(w) and math.isfinite(p)):
+        return res
+    return res.model_copy(update={"bf_w": w, "bf_p": p})
 
 
 # ---------------------------------------------------------------- pairs (M4)
