@@ -21,6 +21,7 @@ from tokcaliper.cli import bench as _bench  # noqa: F401,E402
 from tokcaliper.cli import plan as _plan  # noqa: F401,E402
 from tokcaliper.cli import runs as _runs  # noqa: F401,E402
 from tokcaliper.cli import audit as _audit  # noqa: F401,E402
+from tokcaliper.cli import spec as _spec  # noqa: F401,E402
 
 
 @app.command()

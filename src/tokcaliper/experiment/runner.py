@@ -25,7 +25,7 @@ from tokcaliper.load.driver import OnRequest, run_phase
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.summary import summarize
 from tokcaliper.model.run import LoadConfig, Run
-from tokcaliper.servers.counters import counter_delta, read_counters
+from tokcaliper.servers.counters import counter_delta, counters_error, read_counters
 from tokcaliper.servers.managed import ManagedServer
 from tokcaliper.store import Store
 
@@ -148,6 +148,7 @@ def _one_run(
         server_command=spec.server.command_line if spec.server else None,
         server_version=spec.server_version, tool_version=__version__, host=spec.host,
         telemetry=telemetry, counters_delta=counter_delta(before, after),
+        counters_error=counters_error(before, after),
         config=load, metrics=summarize(records), requests=records,
     )
     store.save_run(run)

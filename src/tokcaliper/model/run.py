@@ -148,6 +148,7 @@ class Run(BaseModel):
         host: host information (see :mod:`tokcaliper.telemetry.host`).
         telemetry: per-run telemetry summary, if sampled.
         counters_delta: server counters (e.g. Prometheus ``/metrics``) after − before.
+        counters_error: why ``counters_delta`` is empty or unusable (None when it is sound).
         config: the load configuration.
         metrics: the summary of the measured requests.
         requests: every request, warm-up ones included (flagged).
@@ -166,6 +167,7 @@ class Run(BaseModel):
     host: dict[str, Any] = Field(default_factory=dict)
     telemetry: dict[str, Any] | None = None
     counters_delta: dict[str, float] = Field(default_factory=dict)
+    counters_error: str | None = None
     config: LoadConfig
     metrics: RunMetrics
     requests: list[RequestRecord] = Field(default_factory=list)
