@@ -107,3 +107,13 @@ def test_counters_going_backwards_is_a_reason():
     after = CounterRead({"a_total": 3.0, "b_total": 2.0})
     assert counters_error(before, after) == "counters went backwards (server restarted?): a_total"
     assert counters_error(CounterRead({}), after) == "before the run: /metrics lists no counters"
+
+
+def test_series_created_during_the_run_counts_from_zero():
+    before = CounterRead({"llamacpp:spec_decode_num_drafts_total": 0.0, "gone_total": 4.0})
+    after = CounterRead({"llamacpp:spec_decode_num_drafts_total": 13.0,
+                         'llamacpp:spec_decode_num_accepted_tokens_per_pos_total{position="0"}': 13.0})
+    assert counter_delta(before, after) == {
+        "llamacpp:spec_decode_num_drafts_total": 13.0,
+        'llamacpp:spec_decode_num_accepted_tokens_per_pos_total{position="0"}': 13.0}
+    assert counter_delta(CounterRead(None, error="x"), after) == {}

@@ -135,11 +135,17 @@ def _values(read: CounterRead | Mapping[str, float] | None) -> Mapping[str, floa
 
 def counter_delta(before: CounterRead | Mapping[str, float] | None,
                   after: CounterRead | Mapping[str, float] | None) -> dict[str, float]:
-    """after − before for counters present in both (empty when either is unreadable)."""
+    """after − before per counter (empty when either snapshot is unreadable).
+
+    A series that first appears during the run counts from 0: servers create
+    labelled series lazily (llama.cpp lists ``…_per_pos_total{position}`` only
+    once something was accepted), and a Prometheus counter that does not yet
+    exist has counted nothing. A series that vanished is left out.
+    """
     b, a = _values(before), _values(after)
-    if not b or not a:
+    if b is None or a is None or not a:
         return {}
-    return {k: a[k] - b[k] for k in a if k in b}
+    return {k: a[k] - b.get(k, 0.0) for k in a}
 
 
 def counters_error(before: CounterRead | None, after: CounterRead | None) -> str | None:
