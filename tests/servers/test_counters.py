@@ -40,7 +40,7 @@ def test_sample_key_round_trip():
 
 
 @pytest.fixture
-async def metrics_server(aiohttp_unused_port=None):  # type: ignore[no-untyped-def]
+async def metrics_server():  # type: ignore[no-untyped-def]
     """A tiny server: /ok serves llama.cpp text, /off answers 501 like llama-server without --metrics."""
     state = {"text": LLAMA_TEXT}
 

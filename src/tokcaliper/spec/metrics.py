@@ -27,7 +27,6 @@ target that emitted tokens; see :class:`RequestAcceptance`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
@@ -192,7 +191,3 @@ def pooled_request_acceptance(requests: Sequence[RequestAcceptance]) -> RequestA
     acc = sum(int(r.accepted or 0) for r in with_drafts) if with_drafts else None
     return request_acceptance(out, draft_tokens=dt, accepted=acc, verify_steps=steps)
 
-
-def finite(x: float | None) -> bool:
-    """True for a finite float (not None/NaN/inf)."""
-    return x is not None and math.isfinite(x)
