@@ -25,7 +25,7 @@ from tokcaliper.load.summary import summarize
 from tokcaliper.model.run import LoadConfig, Run
 from tokcaliper.model.telemetry import HostInfo, TelemetrySummary
 from tokcaliper.model.timestamps import utc_now_iso
-from tokcaliper.servers.counters import counter_delta, read_counters
+from tokcaliper.servers.counters import counter_delta, counters_error, read_counters
 from tokcaliper.servers.managed import ManagedServer
 from tokcaliper.store import Store
 
@@ -206,6 +206,7 @@ def measure_run(
         server_command=setup.server.command_line if setup.server else None,
         server_version=setup.server_version, tool_version=__version__, host=setup.host,
         telemetry=telemetry, counters_delta=counter_delta(before, after),
+        counters_error=counters_error(before, after),
         config=load, metrics=summarize(records), requests=records,
     )
     store.save_run(run)

@@ -2,18 +2,73 @@
 
 The difference of two snapshots is what this run did, free of the server's
 own rolling windows, which mix in history (METHODS.md M6). llama.cpp exposes
-them with ``--metrics`` on ``/metrics`` in the Prometheus text format, parsed
-with ``prometheus_client``'s own parser.
+them with ``--metrics`` on ``/metrics`` in the Prometheus text format (vLLM
+and SGLang too), parsed with ``prometheus_client``'s own parser.
+
+A snapshot that cannot be taken is not silently empty: :func:`read_counters`
+returns a :class:`CounterRead` whose ``error`` says why (HTTP status, refused
+connection, malformed text), and :func:`counters_error` turns the two reads
+of a run into the one-line reason stored with the run.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def sample_key(name: str, labels: Mapping[str, str]) -> str:
+    """The flat key of one sample: ``name`` or ``name{a="1",b="2"}`` (labels sorted; ``\\`` and ``"`` escaped)."""
+    if not labels:
+        return name
+    def esc(v: str) -> str:
+        return v.replace("\\", "\\\\").replace('"', '\\"')
+    return name + "{" + ",".join(f'{k}="{esc(v)}"' for k, v in sorted(labels.items())) + "}"
+
+
+def split_key(key: str) -> tuple[str, dict[str, str]]:
+    """Inverse of :func:`sample_key`: ``'a{x="1"}'`` → ``("a", {"x": "1"})``."""
+    if "{" not in key or not key.endswith("}"):
+        return key, {}
+    name, _, rest = key.partition("{")
+    return name, {k: re.sub(r"\\(.)", r"\1", v) for k, v in _LABEL.findall(rest[:-1])}
+
+
+def parse_metrics(text: str) -> tuple[dict[str, float], dict[str, float]]:
+    """Counters and gauges of a Prometheus text exposition.
+
+    Returns:
+        ``(counters, gauges)``, each ``{sample_key: value}`` (see
+        :func:`sample_key`). ``*_created`` samples are dropped; untyped
+        samples are left out (neither can be differenced safely).
+
+    Raises:
+        ValueError: from ``prometheus_client`` on malformed text.
+    """
+    counters: dict[str, float] = {}
+    gauges: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        if family.type == "counter":
+            out = counters
+        elif family.type == "gauge":
+            out = gauges
+        else:
+            continue
+        for s in family.samples:
+            if s.name.endswith("_created"):
+                continue
+            out[sample_key(s.name, s.labels)] = float(s.value)
+    return counters, gauges
+
 
 def parse_counters(text: str) -> dict[str, float]:
-    """Counters from a Prometheus text exposition: ``{sample_name: value}``.
+    """Counters from a Prometheus text exposition: ``{sample_key: value}``.
 
     Only samples of metric families typed ``counter`` are kept (gauges have
     no meaningful difference). Labelled samples get their labels appended,
@@ -22,36 +77,98 @@ def parse_counters(text: str) -> dict[str, float]:
     Raises:
         ValueError: from ``prometheus_client`` on malformed text.
     """
-    out: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        if family.type != "counter":
-            continue
-        for s in family.samples:
-            if s.name.endswith("_created"):
-                continue
-            key = s.name
-            if s.labels:
-                key += "{" + ",".join(f'{k}="{v}"' for k, v in sorted(s.labels.items())) + "}"
-            out[key] = float(s.value)
-    return out
+    return parse_metrics(text)[0]
 
 
-def read_counters(base_url: str, timeout_s: float = 10.0) -> dict[str, float] | None:
-    """Snapshot of ``/metrics`` counters, or None when the server has none."""
+@dataclass
+class CounterRead:
+    """One snapshot of ``/metrics``: the values, or why there are none.
+
+    Attributes:
+        values: counters ``{sample_key: value}``; None when unreadable.
+        gauges: gauges ``{sample_key: value}`` (empty when unreadable). Gauges
+            are current values (often the server's own rolling averages), not
+            differences; keep them apart from counters.
+        error: None on success, else the reason in one line (e.g.
+            ``"GET http://…/metrics → HTTP 501 (llama-server: start it with --metrics)"``).
+    """
+
+    values: dict[str, float] | None
+    gauges: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the counters were read."""
+        return self.values is not None
+
+
+def read_counters(base_url: str, timeout_s: float = 10.0) -> CounterRead:
+    """Snapshot of ``/metrics`` (counters and gauges), with the reason when unreadable.
+
+    Never raises: an unreachable server, an HTTP error status or malformed
+    text give ``CounterRead(values=None, error=reason)``.
+    """
+    url = base_url.rstrip("/") + "/metrics"
     try:
-        r = httpx.get(base_url.rstrip("/") + "/metrics", timeout=timeout_s)
-        if r.status_code != 200:
-            return None
-        return parse_counters(r.text)
-    except (httpx.HTTPError, ValueError):
-        return None
+        r = httpx.get(url, timeout=timeout_s)
+    except httpx.HTTPError as e:
+        return CounterRead(None, error=f"GET {url} failed: {type(e).__name__}: {e}".rstrip(": "))
+    if r.status_code != 200:
+        hint = ""
+        if r.status_code in (404, 501):
+            hint = " (no metrics endpoint; llama-server needs --metrics)"
+        body = " ".join(r.text.split())[:120]
+        return CounterRead(None, error=f"GET {url} → HTTP {r.status_code}{hint}" + (f": {body}" if body else ""))
+    try:
+        counters, gauges = parse_metrics(r.text)
+    except ValueError as e:
+        return CounterRead(None, error=f"GET {url}: not Prometheus text ({e})")
+    return CounterRead(counters, gauges)
 
 
-def counter_delta(before: dict[str, float] | None, after: dict[str, float] | None) -> dict[str, float]:
-    """after − before for counters present in both (empty when either is None)."""
-    if not before or not after:
+def _values(read: CounterRead | Mapping[str, float] | None) -> Mapping[str, float] | None:
+    if isinstance(read, CounterRead):
+        return read.values
+    return read
+
+
+def counter_delta(before: CounterRead | Mapping[str, float] | None,
+                  after: CounterRead | Mapping[str, float] | None) -> dict[str, float]:
+    """after − before per counter (empty when either snapshot is unreadable).
+
+    A series that first appears during the run counts from 0: servers create
+    labelled series lazily (llama.cpp lists ``…_per_pos_total{position}`` only
+    once something was accepted), and a Prometheus counter that does not yet
+    exist has counted nothing. A series that vanished is left out.
+    """
+    b, a = _values(before), _values(after)
+    if b is None or a is None or not a:
         return {}
-    return {k: after[k] - before[k] for k in after if k in before}
+    return {k: a[k] - b.get(k, 0.0) for k in a}
+
+
+def counters_error(before: CounterRead | None, after: CounterRead | None) -> str | None:
+    """Why a run's counter delta is empty or unusable, or None when it is sound.
+
+    Reasons, joined by ``"; "``: a read that failed (``before the run: …`` /
+    ``after the run: …``), an empty exposition, or counters that went
+    backwards (the server restarted or reset them during the run).
+    """
+    reasons: list[str] = []
+    for when, read in (("before the run", before), ("after the run", after)):
+        if read is None:
+            reasons.append(f"{when}: not read")
+        elif read.error:
+            reasons.append(f"{when}: {read.error}")
+        elif not read.values:
+            reasons.append(f"{when}: /metrics lists no counters")
+    if not reasons and before is not None and after is not None:
+        back = sorted(k for k, v in counter_delta(before, after).items() if v < 0)
+        if back:
+            more = f" (+{len(back) - 3} more)" if len(back) > 3 else ""
+            reasons.append("counters went backwards (server restarted?): " + ", ".join(back[:3]) + more)
+    return "; ".join(reasons) or None
 
 
 def discover_model(base_url: str, timeout_s: float = 10.0) -> str | None:

@@ -37,8 +37,12 @@ from tokcaliper.audit.constants import (
     GOLDEN_AL_SOURCE,
 )
 from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.spec.red_flags import PREDICTABLE, al_at_ceiling, all_drafts_accepted
 
 CHECK, TITLE = "A1", "acceptance length ÷ draft window"
+
+#: Published AL is rounded (typically to 2 decimals): AL within this of k or k + 1 sits at the bound.
+A1_AL_ROUNDING = 0.005
 
 
 def implied_accept_p(al: float, k: int) -> float:
@@ -111,13 +115,12 @@ def check(ctx: CheckContext) -> Verdict:
             statuses.append(Status.FAIL)
             findings.append(f"AL {num(al)} exceeds its ceiling k+1 = {k + 1}: impossible (even counting the "
                             "bonus token)")
-        elif abs(al - k) < 0.005 or abs(al - (k + 1)) < 0.005:
+        elif al_at_ceiling(al, k, tol=A1_AL_ROUNDING, without_bonus_too=True):
             p = implied_accept_p(al, k)
             inputs["implied_accept_p"] = p
             statuses.append(Status.FAIL)
-            findings.append(f"AL/k = {fixed(ratio)}: AL sits at its theoretical upper bound — the output was "
-                            "predictable by construction (n-gram copy, repetition); it measures the hit rate, "
-                            "not the model")
+            findings.append(f"AL/k = {fixed(ratio)}: AL sits at its theoretical upper bound — {PREDICTABLE} "
+                            "(n-gram copy, repetition)")
         else:
             p = implied_accept_p(al, k)
             inputs["implied_accept_p"] = p
@@ -147,14 +150,14 @@ def check(ctx: CheckContext) -> Verdict:
             if accepted > drafted:
                 statuses.append(Status.FAIL)
                 findings.append("more tokens accepted than drafted: impossible counts")
-            elif accepted == drafted:
+            elif all_drafts_accepted(drafted, accepted):
                 chance = A1_WARN_P ** drafted
                 inputs["chance_all_accepted"] = chance
                 arith.append(f"P(all {drafted} accepted | p ≤ {A1_WARN_P}) = {A1_WARN_P}^{drafted} = {chance:.2g}")
                 if chance < A1_ALL_ACCEPTED_ALPHA:
                     statuses.append(Status.FAIL)
                     findings.append(f"accepted == drafted ({accepted}/{drafted}): every draft token accepted — "
-                                    "output predictable by construction")
+                                    f"{PREDICTABLE}")
                 else:
                     statuses.append(Status.WARN)
                     findings.append(f"accepted == drafted ({accepted}/{drafted}), too few tokens to be sure")

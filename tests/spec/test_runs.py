@@ -1,0 +1,133 @@
+"""Acceptance of stored runs and across repetitions; `spec show`, `spec table`, `spec log` on the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tokcaliper.cli import main
+from tokcaliper.load.summary import summarize
+from tokcaliper.model.run import LoadConfig, RequestRecord, Run
+from tokcaliper.spec.runs import across_runs, run_acceptance
+from tokcaliper.stats import mde_quick
+from tokcaliper.store import Store
+
+DATA = Path(__file__).parent / "data"
+LOG = Path(__file__).parents[1] / "servers" / "data" / "vllm_spec.log"
+P = "llamacpp:spec_decode_"
+
+
+def make_run(drafts: float, accepted: float, tok_s_e2e: float, k: int = 4, error: str | None = None) -> Run:
+    recs = [RequestRecord(index=i, start_s=0.0, ttft_s=0.1, e2e_s=64 / tok_s_e2e, output_tokens=64,
+                          token_count_source="usage", itl_s=[0.01],
+                          server_timings={"predicted_n": 64, "draft_n": 4 * (10 + i),
+                                          "draft_n_accepted": 2 * (10 + i)}) for i in range(3)]
+    delta = {} if error else {f"{P}num_drafts_total": drafts, f"{P}num_draft_tokens_total": k * drafts,
+                              f"{P}num_accepted_tokens_total": accepted, "llamacpp:tokens_predicted_total": 192.0,
+                              f'{P}num_accepted_tokens_per_pos_total{{position="0"}}': accepted * 0.6,
+                              f'{P}num_accepted_tokens_per_pos_total{{position="1"}}': accepted * 0.4}
+    return Run(session="s", started_at="2026-01-01T00:00:00+00:00", finished_at="2026-01-01T00:00:02+00:00",
+               command_line="tokcaliper bench", tool_version="0.1.0", config=LoadConfig(base_url="http://x"),
+               metrics=summarize(recs), requests=recs, counters_delta=delta, counters_error=error)
+
+
+def test_run_acceptance_from_counters_and_requests():
+    r = run_acceptance(make_run(drafts=50, accepted=100, tok_s_e2e=100))
+    assert r.server_kind == "llamacpp"
+    assert r.metrics.al == pytest.approx(3.0) and r.metrics.acceptance_rate == pytest.approx(0.5)
+    assert r.metrics.k_eff == pytest.approx(4.0) and r.metrics.tokens_per_position == pytest.approx(0.6)
+    assert r.metrics.per_position == pytest.approx([1.2, 0.8])
+    # per request: 64 tokens / (64 − accepted) passes, accepted = 20, 22, 24
+    assert [q.al for q in r.requests] == pytest.approx([64 / 44, 64 / 42, 64 / 40])
+    assert r.request_al.n == 3
+    assert r.pooled_requests.al == pytest.approx(192 / 126)
+    assert r.red_flags == []
+
+
+def test_all_accepted_run_is_flagged():
+    r = run_acceptance(make_run(drafts=50, accepted=200, tok_s_e2e=100), k=4)
+    assert r.metrics.al == 5.0 and [f.code for f in r.red_flags] == ["all_accepted", "al_at_ceiling"]
+
+
+def test_unreadable_counters_carry_their_reason():
+    r = run_acceptance(make_run(0, 0, 100, error="after the run: GET http://x/metrics → HTTP 501"))
+    assert r.metrics is None and "HTTP 501" in r.unavailable
+    assert r.request_al is not None  # the per-request timings still give a distribution
+
+
+def test_across_runs_mean_cv_mde_and_ruler():
+    runs = [run_acceptance(make_run(50, a, tp)) for a, tp in ((100, 80), (101, 100), (99, 120), (100, 90))]
+    res = across_runs(runs)
+    by = {m.name: m for m in res.metrics}
+    al = by["AL"]
+    assert al.n == 4 and al.mean == pytest.approx(3.0)
+    assert al.mde == pytest.approx(mde_quick(al.cv, 4))
+    tp = by["aggregate throughput (tok/s)"]
+    assert tp.cv > 10 * al.cv
+    assert "AL is the finer ruler" in res.ruler and "AL answers only questions that change drafting" in res.limit
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "t.db"
+    with Store(path) as s:
+        ids = [s.save_run(make_run(50, a, tp)) for a, tp in ((100, 80), (102, 100), (98, 120))]
+    return path, ids
+
+
+def test_spec_show_cli_text_and_json(db, capsys):
+    path, ids = db
+    assert main(["spec", "show", *map(str, ids), "--db", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "AL = 1 + Δaccepted/Δdrafts = 1 + 100/50 = 3.0000" in out and "MDE" in out and "limit:" in out
+    assert main(["spec", "show", "--session", "s", "--db", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["run_id"] for r in doc["runs"]] == ids
+    assert doc["metrics"][0]["name"] == "AL" and doc["metrics"][0]["mean"] == pytest.approx(3.0)
+
+
+def test_spec_show_bad_input_is_one_line(db, capsys):
+    path, _ = db
+    assert main(["spec", "show", "999", "--db", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tokcaliper: error: no run with id 999") and err.count("\n") == 1
+    assert main(["spec", "show", "1", "--db", str(path), "--server-kind", "tgi"]) == 2
+    assert "--server-kind 'tgi'" in capsys.readouterr().err
+
+
+def test_spec_table_cli_json_matches_text(capsys):
+    f = str(DATA / "spec_window_table.json")
+    assert main(["spec", "table", f]) == 0
+    text = capsys.readouterr().out
+    assert "the highest reading is not the best buy" in text and "×1.83" in text
+    assert main(["spec", "table", f, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    t = doc["tables"][0]
+    assert t["best_k_by_al"] == 7 and t["best_k_by_al_per_position"] == 5
+    assert f"×{t['rows'][2]['relative_to_best']:.2f}" == "×1.83"
+
+
+def test_spec_table_bad_file(tmp_path, capsys):
+    bad = tmp_path / "t.json"
+    bad.write_text("{not json")
+    assert main(["spec", "table", str(bad)]) == 2
+    assert capsys.readouterr().err.startswith(f"tokcaliper: error: {bad}: not JSON")
+    assert main(["spec", "table", str(tmp_path / "missing.csv")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_spec_log_cli(capsys):
+    assert main(["spec", "log", str(LOG), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["windows"]) == 3 and doc["metrics"]["al"] == pytest.approx(1 + 1500 / 1050, abs=1e-3)
+
+
+def test_spec_help_prints_definitions(capsys):
+    assert main(["spec", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for needle in ("1 + Δaccepted / Δdrafts", "Δaccepted / Δdraft_tokens", "Δaccepted_pos[i] / Δdrafts",
+                   "Δdraft_tokens / Δdrafts", "(Δdrafts + Δaccepted) / (Δdrafts + Δdraft_tokens)",
+                   "AL answers only questions that change drafting"):
+        assert needle in out
