@@ -19,6 +19,7 @@ from tokcaliper.audit.facts.gpus import GPUOverrides, UnknownGPUError, lookup_gp
 from tokcaliper.audit.facts.params import ParamFacts, resolve_params
 from tokcaliper.audit.facts.quant import bits_per_weight
 from tokcaliper.audit.launch import parse_launch
+from tokcaliper.audit.memory import DEFAULT_HOST_BANDWIDTH_GB_S
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Status, Verdict
 
@@ -32,10 +33,13 @@ class AuditOptions:
     Attributes:
         gpu: ``--bandwidth`` / ``--achievable-bandwidth`` / ``--tdp``.
         model_file: parameters read from ``--model-file`` (GGUF or config.json).
+        host_bandwidth_gb_s: ``--host-bandwidth`` (GB/s) for offloaded weights; None → the default
+            (:data:`tokcaliper.audit.memory.DEFAULT_HOST_BANDWIDTH_GB_S`).
     """
 
     gpu: GPUOverrides = field(default_factory=GPUOverrides)
     model_file: ParamFacts | None = None
+    host_bandwidth_gb_s: float | None = None
 
 
 class RecordAudit(BaseModel):
@@ -96,8 +100,12 @@ def build_context(record: Record, options: AuditOptions | None = None) -> CheckC
         gpu = lookup_gpu(record.hardware.gpu_name, opts.gpu)
     except UnknownGPUError as e:
         err = str(e)
+    host_bw, host_src = DEFAULT_HOST_BANDWIDTH_GB_S, "default: dual-channel DDR5-6400, 2 × 8 B × 6400 MT/s"
+    if opts.host_bandwidth_gb_s is not None:
+        host_bw, host_src = opts.host_bandwidth_gb_s, "--host-bandwidth"
     return CheckContext(record=record, gpu=gpu, gpu_error=err, quant=bits_per_weight(record.quantization.weights),
-                        params=resolve_params(record, opts.model_file), launch=parse_launch(record.launch_command))
+                        params=resolve_params(record, opts.model_file), launch=parse_launch(record.launch_command),
+                        host_bandwidth_gb_s=host_bw, host_bandwidth_source=host_src)
 
 
 def audit_record(record: Record, options: AuditOptions | None = None) -> list[Verdict]:
@@ -116,6 +124,7 @@ def _facts(ctx: CheckContext) -> dict[str, Any]:
         "params_total": ctx.params.total, "params_total_source": ctx.params.total_source,
         "params_active": ctx.params.active, "params_active_source": ctx.params.active_source,
         "is_moe": ctx.params.is_moe, "is_moe_source": ctx.params.moe_source,
+        "model_match": ctx.params.match, "model_facts_row": ctx.params.row.id if ctx.params.row else None,
         "notes": ctx.params.notes,
     }
 

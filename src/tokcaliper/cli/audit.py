@@ -38,6 +38,9 @@ def audit_cmd(
     tdp: list[str] = typer.Option(None, "--tdp", help=_TDP_HELP),
     model_file: Path | None = typer.Option(None, "--model-file",
                                            help="GGUF file or HF config.json giving the model's parameters."),
+    host_bandwidth: float | None = typer.Option(
+        None, "--host-bandwidth", metavar="GB/S",
+        help="Host memory bandwidth for weights offloaded to the CPU (A3; default 102.4 GB/s, dual-channel DDR5-6400)."),
     brief: bool = typer.Option(False, "--brief", help="One line per record instead of one table each."),
     max_bytes: int = typer.Option(256 * 1024 * 1024, "--max-bytes", help="Largest input file accepted, bytes."),
 ) -> None:
@@ -61,7 +64,10 @@ def audit_cmd(
     if not files:
         raise InputError("give at least one record file (or --explain CHECK)")
     overrides = GPUOverrides.from_options(bandwidth, achievable, tdp)
-    report = audit_files(files, AuditOptions(gpu=overrides), max_bytes=max_bytes, model_file=model_file)
+    if host_bandwidth is not None and not host_bandwidth > 0:
+        raise InputError(f"--host-bandwidth must be > 0 GB/s, got {host_bandwidth}")
+    report = audit_files(files, AuditOptions(gpu=overrides, host_bandwidth_gb_s=host_bandwidth),
+                         max_bytes=max_bytes, model_file=model_file)
     _warn(report.warnings)
     emit(report, as_json, lambda c: audit_view.render_report(c, report, brief=brief))
     if report.exit_code:

@@ -43,6 +43,8 @@ class ModelFacts:
             for certain (or when the KV formula does not hold: MLA, hybrid attention).
         kv_layers: layers that keep a KV cache when fewer than all do.
         source: the model card / config.json the row comes from. note: caveats.
+        max_bytes_per_param: an upper bound on bytes per weight from the native
+            checkpoint (gpt-oss ships MXFP4 experts, so a label "F16" cannot mean 2 B everywhere).
     """
 
     id: str
@@ -58,6 +60,7 @@ class ModelFacts:
     kv_layers: int | None
     source: str
     note: str | None = None
+    max_bytes_per_param: float | None = None
 
     def kv_bytes_per_token(self, bytes_per_element: float) -> float | None:
         """KV-cache bytes per token of context: 2 (K and V) × KV layers × kv_heads × head_dim × bytes.
@@ -101,7 +104,8 @@ def _load() -> tuple[str, tuple[ModelFacts, ...]]:
             id=r["id"], family=r["family"], aliases=tuple(normalise_name(a) for a in r["aliases"]),
             moe=bool(r["moe"]), params_total=r.get("params_total"), params_active=r.get("params_active"),
             layers=r.get("layers"), hidden=r.get("hidden"), kv_heads=r.get("kv_heads"),
-            head_dim=r.get("head_dim"), kv_layers=r.get("kv_layers"), source=r["source"], note=r.get("note")))
+            head_dim=r.get("head_dim"), kv_layers=r.get("kv_layers"), source=r["source"], note=r.get("note"),
+            max_bytes_per_param=r.get("max_bytes_per_param")))
     return str(doc["version"]), tuple(rows)
 
 
