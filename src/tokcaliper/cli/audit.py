@@ -29,7 +29,8 @@ def _warn(lines: list[str]) -> None:
 
 @app.command("audit")
 def audit_cmd(
-    files: list[Path] = typer.Argument(None, help="Record files (.json, .jsonl, .csv) or folders of them."),
+    files: list[str] = typer.Argument(None, help="Record files (.json, .jsonl, .csv), folders of them, or "
+                                                 "http(s) URLs (saved to disk first, then parsed)."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     explain: str | None = typer.Option(None, "--explain", metavar="CHECK",
                                        help="Print what a check (A1…A11) does and where its constants come from."),
@@ -43,8 +44,15 @@ def audit_cmd(
         help="Host memory bandwidth for weights offloaded to the CPU (A3; default 102.4 GB/s, dual-channel DDR5-6400)."),
     brief: bool = typer.Option(False, "--brief", help="One line per record instead of one table each."),
     max_bytes: int = typer.Option(256 * 1024 * 1024, "--max-bytes", help="Largest input file accepted, bytes."),
+    save_dir: Path | None = typer.Option(None, "--save-dir",
+                                         help="Folder for downloaded URLs (default ~/.cache/tokcaliper/downloads)."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds allowed to connect and per read, for URLs."),
 ) -> None:
     """Audit published benchmark records: one verdict table per record and a batch summary.
+
+    A URL is downloaded to a file first (size limit --max-bytes, --timeout;
+    the path is printed on stderr), then parsed from that file, so the same
+    bytes can be audited again later.
 
     Exits 1 when any record fails (usable in CI), 2 on input errors.
     """
@@ -63,10 +71,23 @@ def audit_cmd(
         return
     if not files:
         raise InputError("give at least one record file (or --explain CHECK)")
+    from tokcaliper.audit.fetch import fetch_to_file, is_url
+    from tokcaliper.audit.importers import check_max_bytes
+
+    check_max_bytes(max_bytes)
+    paths: list[Path] = []
+    for f in files:
+        if is_url(f):
+            got = fetch_to_file(f, save_dir, max_bytes=max_bytes, timeout_s=timeout)
+            print(f"tokcaliper: saved {f} ({got.size_bytes} bytes, sha256 {got.sha256[:12]}) to {got.path}",
+                  file=sys.stderr)
+            paths.append(got.path)
+        else:
+            paths.append(Path(f))
     overrides = GPUOverrides.from_options(bandwidth, achievable, tdp)
     if host_bandwidth is not None and not host_bandwidth > 0:
         raise InputError(f"--host-bandwidth must be > 0 GB/s, got {host_bandwidth}")
-    report = audit_files(files, AuditOptions(gpu=overrides, host_bandwidth_gb_s=host_bandwidth),
+    report = audit_files(paths, AuditOptions(gpu=overrides, host_bandwidth_gb_s=host_bandwidth),
                          max_bytes=max_bytes, model_file=model_file)
     _warn(report.warnings)
     emit(report, as_json, lambda c: audit_view.render_report(c, report, brief=brief))
