@@ -68,11 +68,11 @@ def test_plan_three_knobs_five_arms(tmp_path, capsys):
     b = _record(B_CMD, "Q4_K_M", 120.0)
     plan = plan_experiment(a, b, runs_per_arm=8)
     doc = _validate(plan.text)
-    assert [k["knob"] for k in plan.knobs] == ["model file", "draft model", "context length"]
-    assert [x["name"] for x in doc["arms"]] == ["A", "A+model file", "A+draft model", "A+context length", "B"]
+    assert [k["knob"] for k in plan.knobs] == ["quantization", "draft model", "context length"]
+    assert [x["name"] for x in doc["arms"]] == ["A", "A+quantization", "A+draft model", "A+context length", "B"]
     cmds = {x["name"]: x["server_cmd"] for x in doc["arms"]}
-    assert "Qwen3-8B-Q4_K_M.gguf" in cmds["A+model file"] and "Qwen3-0.6B-Q8_0.gguf" in cmds["A+model file"]
-    assert "-c 8192" in cmds["A+model file"]
+    assert "Qwen3-8B-Q4_K_M.gguf" in cmds["A+quantization"] and "Qwen3-0.6B-Q8_0.gguf" in cmds["A+quantization"]
+    assert "-c 8192" in cmds["A+quantization"]
     assert "Qwen3-0.6B-Q4_0.gguf" in cmds["A+draft model"] and "Qwen3-8B-Q8_0.gguf" in cmds["A+draft model"]
     assert "-c 16384" in cmds["A+context length"] and "Qwen3-8B-Q8_0.gguf" in cmds["A+context length"]
     assert all("--port {port}" in c and "--host {host}" in c and "8080" not in c for c in cmds.values())
@@ -97,7 +97,7 @@ def test_plan_without_launch_commands_has_marked_todo_switches():
     assert all("TODO" in x["switch"] and "exit 1" in x["switch"] for x in doc["arms"])
 
 
-TRUE = {"model file": math.log(0.935), "draft model": math.log(1.042), "context length": math.log(0.98)}
+TRUE = {"quantization": math.log(0.935), "draft model": math.log(1.042), "context length": math.log(0.98)}
 RESIDUAL = math.log(1.091)
 
 
@@ -114,7 +114,7 @@ def test_analysis_recovers_known_contributions_within_cis():
     for k, true in TRUE.items():
         assert got[k].ci_low <= true <= got[k].ci_high, (k, got[k])
         assert got[k].ci_high - got[k].ci_low < 0.03  # 1% noise, 10 runs: tight enough to tell the signs apart
-    assert got["model file"].percent < 0 < got["draft model"].percent  # contributions can be negative
+    assert got["quantization"].percent < 0 < got["draft model"].percent  # contributions can be negative
     assert res.residual.ci_low <= RESIDUAL <= res.residual.ci_high
     total = sum(TRUE.values()) + RESIDUAL
     assert res.total.ci_low <= total <= res.total.ci_high
@@ -164,6 +164,6 @@ def test_attribute_cli_on_a_store_of_simulated_runs(tmp_path, capsys):
     assert all(doc["arms"][a]["n"] == 8 for a in values)
     assert main(["attribute", "exp-1", "--db", str(db)]) == 0
     text = capsys.readouterr().out
-    assert "model file" in text and "unexplained" in text and "total B/A" in text
-    line = next(ln for ln in text.splitlines() if ln.strip().startswith("model file"))
-    assert line.split()[2].startswith("-6.") or line.split()[2].startswith("-7.")
+    assert "quantization" in text and "unexplained" in text and "total B/A" in text
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("quantization"))
+    assert line.split()[1].startswith(("-6.", "-7."))

@@ -4,7 +4,8 @@ A difference between two records is not explained by naming the knobs they
 differ in; it is explained by measuring each knob alone. ``tokcaliper diff A B
 --plan`` writes an experiment file for the experiment runner with one arm per
 single-knob change from A toward B, plus A and B themselves (arms named ``A``,
-``B`` and ``A+<knob>``); ``tokcaliper attribute EXPERIMENT`` reads the stored
+``B`` and ``A+<knob>``; the model-file knob is called ``quantization`` when the
+records run one model at two quantizations); ``tokcaliper attribute EXPERIMENT`` reads the stored
 runs and reports each knob's signed contribution with its CI, and the residual
 the knobs do not explain.
 
@@ -243,14 +244,17 @@ def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int
         names = list(dict.fromkeys(list(va) + list(vb)))
         changed = [k for k in names if va.get(k) != vb.get(k)]
         shell = bool(ca.env or cb.env)
+        same_model = (a.model.name or "").lower() == (b.model.name or "").lower()
+        requant = same_model and (a.quantization.weights or "") != (b.quantization.weights or "")
         for k in changed:
-            knobs.append({"knob": k, "a": _show(va.get(k)), "b": _show(vb.get(k))})
-        cmd_knobs = {"model file": "quantization", "draft model": "draft model", "KV cache dtype": "KV cache dtype",
+            label = "quantization" if k == "model file" and requant else k
+            knobs.append({"knob": label, "flags": k, "a": _show(va.get(k)), "b": _show(vb.get(k))})
+        cmd_knobs = {"model file": "quantization", "quantization": "quantization", "draft model": "draft model", "KV cache dtype": "KV cache dtype",
                      "context length": "context length", "draft window": "draft window k", "split mode": "split mode"}
         covered = {cmd_knobs[k["knob"]] for k in knobs if k["knob"] in cmd_knobs}
         unplannable = [k.name for k in d.knobs if k.differs and k.matters and k.name not in covered
                        and k.name not in ("model",)]
-        arms = [("A", ca)] + [(f"A+{k['knob']}", _apply(ca, cb, k["knob"])) for k in knobs] + [("B", cb)]
+        arms = [("A", ca)] + [(f"A+{k['knob']}", _apply(ca, cb, k["flags"])) for k in knobs] + [("B", cb)]
         for name, c in arms:
             arm_names.append(name)
             arms_toml += ["", "[[arms]]", f"name = {_toml_str(name)}",
