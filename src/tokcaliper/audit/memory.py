@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 
 from tokcaliper.model.record import Record
+from tokcaliper.numbers import num, percent
 
 #: Weights above GPU memory × (1 + this) cannot fit (bits per weight are approximate).
 FIT_TOLERANCE = 0.05
@@ -162,8 +163,9 @@ def memory_fit(record: Record, knobs, row, total_params: float, bytes_per_param:
         return None
     mem = max(mem_candidates)
     weights_gb = total_params * bytes_per_param / 1e9
-    arith = [f"weights = {total_params / 1e9:.4g}e9 params × {bytes_per_param:.3g} B = {weights_gb:.3g} GB; "
-             f"GPU memory = {mem:.4g} GB (larger of the record's {record.hardware.memory_gb or '—'} GB and "
+    arith = [f"weights = {num(total_params / 1e9, 4, trim=True)}e9 params × {num(bytes_per_param, 3, trim=True)} B = "
+             f"{num(weights_gb, 3, trim=True)} GB; "
+             f"GPU memory = {num(mem, 4, trim=True)} GB (larger of the record's {record.hardware.memory_gb or '—'} GB and "
              f"{gpu_count} × {gpu_memory_gb or '—'} GB spec)"]
     kv_gb = None
     ctx_len = record.context_length or knobs.context_length
@@ -174,14 +176,14 @@ def memory_fit(record: Record, knobs, row, total_params: float, bytes_per_param:
             kv_gb = per_tok * ctx_len / 1e9
             layers = row.kv_layers or row.layers
             arith.append(f"KV cache = 2 × {layers} layers × {row.kv_heads} KV heads × {row.head_dim} × "
-                         f"{per_el:.3g} B ({dtype}) × {ctx_len} tokens = {kv_gb:.3g} GB")
+                         f"{num(per_el, 3, trim=True)} B ({dtype}) × {ctx_len} tokens = {num(kv_gb, 3, trim=True)} GB")
     pl = placement(record, knobs, row.layers if row is not None else None, weights_gb, mem)
     arith.append(f"placement: {pl.why}")
     fit = MemoryFit(weights_gb, kv_gb, mem, pl, arith)
     need = weights_gb + (kv_gb or 0)
     verdict = "fit" if need <= mem * (1 + FIT_TOLERANCE) else "do not fit"
-    arith.append(f"weights{' + KV' if kv_gb is not None else ''} = {need:.3g} GB vs {mem:.4g} GB GPU memory: "
-                 f"{verdict} (tolerance {FIT_TOLERANCE:.0%})")
+    arith.append(f"weights{' + KV' if kv_gb is not None else ''} = {num(need, 3, trim=True)} GB vs "
+                 f"{num(mem, 4, trim=True)} GB GPU memory: {verdict} (tolerance {percent(FIT_TOLERANCE, decimals=0)})")
     return fit
 
 

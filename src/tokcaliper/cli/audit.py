@@ -181,15 +181,22 @@ def attribute_cmd(
     if as_json:
         print(json.dumps(res.as_dict()))
         return
+    import math
+
+    from tokcaliper.numbers import num, percent
+
+    def pc(log_effect: float) -> str:
+        return percent(math.exp(log_effect) - 1, signed=True)
+
     level = f"{(1 - alpha) * 100:g}% CI"
     print(f"attribution of {res.metric} in experiment {res.experiment} (log-ratios, Welch {level})")
     for arm, s in res.arms.items():
-        print(f"  arm {arm}: mean {s['mean']:.4g} (n={s['n']}, CV {s['cv'] * 100:.2g}%)")
+        print(f"  arm {arm}: mean {num(s['mean'], 4)} (n={s['n']}, CV {percent(s['cv'])})")
     width = max(len(c.knob) for c in res.contributions + [res.residual, res.total])
     for c in res.contributions:
-        print(f"  {c.knob:<{width}}  {c.percent:+.1f}%  [{c.percent_low:+.1f}%, {c.percent_high:+.1f}%]")
+        print(f"  {c.knob:<{width}}  {pc(c.log_effect)}  [{pc(c.ci_low)}, {pc(c.ci_high)}]")
     r = res.residual
-    print(f"  {'unexplained':<{width}}  {r.percent:+.1f}%  [{r.percent_low:+.1f}%, {r.percent_high:+.1f}%]"
+    print(f"  {'unexplained':<{width}}  {pc(r.log_effect)}  [{pc(r.ci_low)}, {pc(r.ci_high)}]"
           "  (B/A minus the knobs: interactions and knobs no flag set)")
     t = res.total
-    print(f"  {'total B/A':<{width}}  {t.percent:+.1f}%  [{t.percent_low:+.1f}%, {t.percent_high:+.1f}%]")
+    print(f"  {'total B/A':<{width}}  {pc(t.log_effect)}  [{pc(t.ci_low)}, {pc(t.ci_high)}]")

@@ -16,6 +16,7 @@ from rich.table import Table
 from tokcaliper.audit.diff import DiffResult
 from tokcaliper.audit.runner import AuditReport, RecordAudit
 from tokcaliper.model.verdict import Status
+from tokcaliper.numbers import num
 from tokcaliper.report.verdict_view import status_markup as _status
 from tokcaliper.report.verdict_view import verdict_markup
 
@@ -89,7 +90,7 @@ def render_report(console: Console, report: AuditReport, brief: bool = False) ->
         console.print(f"[bold]Look at these first[/] ({len(report.suspects)} record(s) with a fail or a warning on "
                       "a bound, ordered by fails, then claim ÷ bound)")
         for s in shown:
-            over = f", claim = {s.over_bound:.3g}× the bound" if s.over_bound is not None else ""
+            over = f", claim = {num(s.over_bound, 3)}× the bound" if s.over_bound is not None else ""
             console.print(f"  {s.rank}. {escape(_sanitize(s.label))}: {s.fails} fail, {s.warns} warn{over}")
             if s.bound:
                 console.print(f"[dim]      bound: {escape(_sanitize(s.bound))}[/]")

@@ -146,7 +146,7 @@ def resolve_params(record: Record, file_facts: ParamFacts | None = None) -> Para
         if rel > TABLE_OVERRIDES_ABOVE:
             out.notes.append(f"record's total parameters {rec.total / 1e9:g}B disagree with the model-facts row "
                              f"'{table.row.id if table.row else '?'}' ({table.total / 1e9:g}B) by "
-                             f"{rel * 100:.0f}%: the row is used")
+                             f"{round(rel * 100)}%: the row is used")
             rec.total = None
     layers: list[ParamFacts] = []
     if file_facts is not None:
