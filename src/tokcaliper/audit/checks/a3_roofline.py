@@ -17,11 +17,22 @@ Formulas (all per stream):
   min(k + 1, claimed AL, 5.46 — DFlash GSM8K), ≈ 129 × 5.46 = 704 tok/s
   (``audit.claims.realistic_al``).
 
+* parameters: ``facts.params.resolve_params`` — a model file, the record, the
+  curated model-facts table (``facts.models``; the matched row is cited), or a
+  name pattern as a labelled fallback. A row's native-checkpoint bound on
+  bytes per weight (gpt-oss: MXFP4 experts) caps the label's figure.
+* memory fit (``audit.memory``): weights (+ KV cache where the row allows) vs
+  GPU memory. Every layer asked on the GPU (``-ngl 99``, vLLM/SGLang defaults)
+  with weights that cannot fit → fail: the record contradicts itself. Partial
+  offload → offload roofline ``1 / ((1 − f) · bytes / BW_gpu + f · bytes / BW_host)``
+  with BW_host 102.4 GB/s unless ``--host-bandwidth``.
+
 Verdict: ratio > 1.15 fail (> 0.9 warn; the 15 % covers approximate bits per
 weight and input embeddings counted but not read). It only fails when every input is firm:
-a model whose MoE status or active parameters are unknown, a quantization only
-partly recognised, or weights that would not fit the GPUs' memory make an
-over-the-bound claim a *warn* with both bounds shown, never "impossible".
+a model whose MoE status or active parameters are unknown (no table row), a
+quantization only partly recognised, or weights that exceed the GPUs' memory
+where the launch command does not say where they live make an over-the-bound
+claim a *warn* with both bounds shown, never "impossible".
 """
 
 from __future__ import annotations
