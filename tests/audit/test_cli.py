@@ -31,11 +31,18 @@ def test_audit_json_same_figures(capsys):
 
 
 def test_audit_public_batch_summary(capsys):
-    # No public record fails a check (the worst is 3 warnings each), so the exit code is 0 (1 = a record fails).
+    # Still no public record fails, so the exit code stays 0 (1 = a record fails). With the model-facts table the
+    # records that claimed 2–5× the dense bound (GLM-4.7-Flash, MiniMax-M2.7, DeepSeek-V4-Flash, gpt-oss) are known
+    # mixture-of-experts models and pass under their active-parameter roofline; the one record left to look at is
+    # GLM-5.2 (no table row: both bounds, 2.17× the dense one). A5's "output tokens and seconds not published"
+    # holds for all 60 records of the source and is said once for it.
     assert main(["audit", "--brief", LM]) == 0
     out = capsys.readouterr().out
-    assert "Summary over 60 record(s)" in out and "Most suspicious" in out
-    assert ": 0 fail, 3 warn" in out and "exit 0: no record fails" in out
+    assert "Summary over 60 record(s)" in out and "exit 0: no record fails" in out
+    assert "Findings for a whole source" in out
+    assert "all 60 records: A5: output tokens and seconds not published" in out
+    assert "Look at these first (1 record(s)" in out
+    assert "1. localmaxxing_records.json#9 madeby561/GLM-5.2" in out and "claim = 2.17× the bound" in out
 
 
 @pytest.mark.parametrize("content,needle", [

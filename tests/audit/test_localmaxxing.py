@@ -55,15 +55,25 @@ def test_no_moe_called_impossible_for_missing_active(report):
 
 
 def test_moe_with_unknown_active_gets_both_bounds_not_fail():
-    """MiniMax-M2.7 (#44): 229B, activeParamsB null, far above the dense bound → warn."""
-    row = json.loads(LM.read_text())["records"][44]
+    """MiniMax-M2.7 (#44) renamed to a model no table row knows: 229B, activeParamsB null,
+    far above the dense bound → warn with both bounds (an unknown model never fails)."""
+    row = dict(json.loads(LM.read_text())["records"][44])
     assert row["activeParamsB"] is None
+    row["hfId"] = row["model"] = "SomeLab/Unreleased-229B"
     rec, prob = record_from_row(row)
     assert prob is None
     v = a3_roofline.check(build_context(rec))
     assert v.inputs["claim_over_roofline"] > 1.5
     assert v.status == Status.WARN
     assert "not called impossible" in v.summary
+
+
+def test_known_moe_uses_active_parameters():
+    """The real MiniMax-M2.7 (#44): the facts table knows it is MoE, 10B active → A3 uses 10e9, passes."""
+    rec, _ = record_from_row(json.loads(LM.read_text())["records"][44])
+    v = a3_roofline.check(build_context(rec))
+    assert v.inputs["params_basis"] == "active (MoE)" and v.inputs["params_read"] == 10e9
+    assert "minimax-m2.7" in " ".join(v.sources)
 
 
 def test_fork_and_dirty_versions_flagged(report):

@@ -27,7 +27,7 @@ from tokcaliper.audit.runner import AuditOptions, AuditReport, audit_records
 from tokcaliper.errors import InputError
 from tokcaliper.model.record import Record
 
-__all__ = ["audit_files", "audit_records", "diff_files", "diff_records", "AuditOptions", "AuditReport",
+__all__ = ["load_record_ref", "audit_files", "audit_records", "diff_files", "diff_records", "AuditOptions", "AuditReport",
            "DiffResult", "load_records"]
 
 
@@ -65,6 +65,16 @@ def _one(ref: str, max_bytes: int, warnings: list[str]) -> Record:
             return r
     bad = [p for p in result.problems if str(p.index).split(" ")[0] == str(idx)]
     raise InputError(str(bad[0]) if bad else f"{ref}: no record with index {idx}")
+
+
+def load_record_ref(ref: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Record, list[str]]:
+    """One record from ``FILE`` or ``FILE#INDEX``, with the importer's warnings.
+
+    Raises:
+        InputError: unreadable file, ambiguous or missing record.
+    """
+    warnings: list[str] = []
+    return _one(ref, max_bytes, warnings), warnings
 
 
 def diff_files(ref_a: str, ref_b: str, max_bytes: int = DEFAULT_MAX_BYTES) -> DiffResult:

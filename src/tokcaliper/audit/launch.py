@@ -34,6 +34,10 @@ class LaunchKnobs:
         spec_method, draft_max, draft_model: speculative decoding settings.
         parallel_slots: llama.cpp ``-np`` / vLLM ``--max-num-seqs``.
         temperature: ``--temp``/``--temperature``.
+        gpu_layers: llama.cpp ``-ngl``/``--n-gpu-layers``/``--gpu-layers`` as written (``"99"``, ``"all"``).
+        cpu_offload_gb: vLLM/SGLang ``--cpu-offload-gb``.
+        model_path: ``-m``/``--model`` (llama.cpp) or the ``vllm serve MODEL`` argument.
+        env: ``NAME=value`` assignments before the program (``LLAMA_ARG_…=…``).
         flags_seen: every flag name in the command, in order.
     """
 
@@ -51,6 +55,10 @@ class LaunchKnobs:
     draft_model: str | None = None
     parallel_slots: int | None = None
     temperature: float | None = None
+    gpu_layers: str | None = None
+    cpu_offload_gb: float | None = None
+    model_path: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
     flags_seen: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -114,6 +122,14 @@ def _parse(cmd: str | list[str] | None) -> LaunchKnobs:
     if not cmd:
         return k
     argv = list(cmd) if isinstance(cmd, list) else _tokens(cmd)
+    while argv and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[0]):
+        name, _, value = argv.pop(0).partition("=")
+        k.env[name] = value
+    if argv and argv[0] == "env":
+        argv.pop(0)
+        while argv and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[0]):
+            name, _, value = argv.pop(0).partition("=")
+            k.env[name] = value
     vals: dict[str, str | None] = {}
     i = 0
     while i < len(argv):
@@ -166,6 +182,16 @@ def _parse(cmd: str | list[str] | None) -> LaunchKnobs:
     ngl = get("-ngl", "--gpu-layers", "--n-gpu-layers")
     if ngl is not None and _int(ngl) is not None and _int(ngl) < 30:  # 30: below a typical model's layer count
         k.offload = f"-ngl {ngl} (layers may stay in host memory)"
+    k.gpu_layers = get("-ngl", "--gpu-layers", "--n-gpu-layers")
+    k.cpu_offload_gb = _float(get("--cpu-offload-gb"))
+    if k.cpu_offload_gb:
+        k.offload = f"--cpu-offload-gb {get('--cpu-offload-gb')}"
+    k.model_path = get("-m", "--model", "--model-path")
+    if k.model_path is None:
+        for j, tok in enumerate(argv[:-1]):
+            if tok == "serve" and not argv[j + 1].startswith("-"):
+                k.model_path = argv[j + 1]
+                break
     k.draft_model = get("-md", "--model-draft")
     k.draft_max = _int(get("--draft-max", "--draft", "--draft-n", "--spec-draft-n-max",
                            "--speculative-num-draft-tokens", "--num-speculative-tokens"))

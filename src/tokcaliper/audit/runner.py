@@ -2,8 +2,21 @@
 
 ``audit_records(records)`` → :class:`AuditReport`: per-record verdicts (A1,
 A2, A3, A4 of the record's group, A5, A6, A10, A11), the batch curves (A4),
-counts of fail/warn per check, the most suspicious records, and the exit code
-(0 all pass/warn, 1 any fail, 2 records skipped as malformed and none failed).
+counts of fail/warn per check, and the exit code (0 all pass/warn, 1 any
+fail, 2 records skipped as malformed and none failed).
+
+Two batch views keep the warnings meaningful:
+
+* *source-wide findings*: a warning with the same finding on every record of a
+  source (the same importer and file, at least :data:`SOURCE_WIDE_MIN` records —
+  e.g. A5 on a leaderboard that never publishes token counts and seconds) is
+  said once for the source (:class:`SourceFinding`); it stays in each record's
+  verdicts, marked in ``RecordAudit.source_wide``, but no longer sets the
+  record's status nor counts as a per-record warning;
+* *ranked suspects*: records with a fail, or an A1/A2/A3/A11 warning, ordered by
+  failures first and then by how far beyond a bound they claim (claim ÷
+  roofline, speculative or offload roofline when it applies), each with the
+  basis of its bound (:class:`Suspect`).
 """
 
 from __future__ import annotations
@@ -14,15 +27,22 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tokcaliper.audit.checks import RECORD_CHECKS, CheckContext, a4_batch_curve
-from tokcaliper.audit.checks._common import na, worst
+from tokcaliper.audit.checks._common import na, num, worst
 from tokcaliper.audit.facts.gpus import GPUOverrides, UnknownGPUError, lookup_gpu
 from tokcaliper.audit.facts.params import ParamFacts, resolve_params
 from tokcaliper.audit.facts.quant import bits_per_weight
 from tokcaliper.audit.launch import parse_launch
+from tokcaliper.audit.memory import DEFAULT_HOST_BANDWIDTH_GB_S
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Status, Verdict
 
 CHECK_ORDER = ("A1", "A2", "A3", "A4", "A5", "A6", "A10", "A11")
+#: A finding on every record of a source with at least this many records is said once for the source.
+SOURCE_WIDE_MIN = 3
+#: Checks whose warnings put a record on the ranked list (bounds and impossible figures).
+RANKED_CHECKS = ("A1", "A2", "A3", "A11")
+#: Ranked records shown in the text view (all are in --json).
+RANK_SHOWN = 10
 
 
 @dataclass
@@ -32,10 +52,13 @@ class AuditOptions:
     Attributes:
         gpu: ``--bandwidth`` / ``--achievable-bandwidth`` / ``--tdp``.
         model_file: parameters read from ``--model-file`` (GGUF or config.json).
+        host_bandwidth_gb_s: ``--host-bandwidth`` (GB/s) for offloaded weights; None → the default
+            (:data:`tokcaliper.audit.memory.DEFAULT_HOST_BANDWIDTH_GB_S`).
     """
 
     gpu: GPUOverrides = field(default_factory=GPUOverrides)
     model_file: ParamFacts | None = None
+    host_bandwidth_gb_s: float | None = None
 
 
 class RecordAudit(BaseModel):
@@ -48,6 +71,7 @@ class RecordAudit(BaseModel):
     verdicts: list[Verdict]
     assumptions: list[str] = Field(default_factory=list)
     facts: dict[str, Any] = Field(default_factory=dict)
+    source_wide: list[str] = Field(default_factory=list)
 
 
 class CheckCount(BaseModel):
@@ -59,17 +83,38 @@ class CheckCount(BaseModel):
     warn: int = 0
     passed: int = Field(0, alias="pass")
     na: int = 0
+    source_wide: int = 0
 
     model_config = {"populate_by_name": True}
 
 
 class Suspect(BaseModel):
-    """A record ranked among the most suspicious, with the reasons."""
+    """A record on the ranked list, with the reasons.
+
+    Attributes:
+        rank: 1 = look at first. over_bound: claim ÷ the bound that applies
+            (None when A3 could not compute one). bound: that bound and its
+            basis (parameters read, bytes per weight, bandwidth, model identification).
+        fails, warns: counts (source-wide warnings excluded). reasons: one line per finding.
+    """
 
     label: str
     fails: int
     warns: int
     reasons: list[str]
+    rank: int = 0
+    over_bound: float | None = None
+    bound: str | None = None
+
+
+class SourceFinding(BaseModel):
+    """A finding that holds for every record of one source, said once."""
+
+    source: str
+    check: str
+    status: Status
+    summary: str
+    records: int
 
 
 class AuditReport(BaseModel):
@@ -79,6 +124,7 @@ class AuditReport(BaseModel):
     curves: list[Verdict]
     summary: list[CheckCount]
     suspects: list[Suspect]
+    source_findings: list[SourceFinding] = Field(default_factory=list)
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     exit_code: int = 0
@@ -96,8 +142,12 @@ def build_context(record: Record, options: AuditOptions | None = None) -> CheckC
         gpu = lookup_gpu(record.hardware.gpu_name, opts.gpu)
     except UnknownGPUError as e:
         err = str(e)
+    host_bw, host_src = DEFAULT_HOST_BANDWIDTH_GB_S, "default: dual-channel DDR5-6400, 2 × 8 B × 6400 MT/s"
+    if opts.host_bandwidth_gb_s is not None:
+        host_bw, host_src = opts.host_bandwidth_gb_s, "--host-bandwidth"
     return CheckContext(record=record, gpu=gpu, gpu_error=err, quant=bits_per_weight(record.quantization.weights),
-                        params=resolve_params(record, opts.model_file), launch=parse_launch(record.launch_command))
+                        params=resolve_params(record, opts.model_file), launch=parse_launch(record.launch_command),
+                        host_bandwidth_gb_s=host_bw, host_bandwidth_source=host_src)
 
 
 def audit_record(record: Record, options: AuditOptions | None = None) -> list[Verdict]:
@@ -116,7 +166,9 @@ def _facts(ctx: CheckContext) -> dict[str, Any]:
         "params_total": ctx.params.total, "params_total_source": ctx.params.total_source,
         "params_active": ctx.params.active, "params_active_source": ctx.params.active_source,
         "is_moe": ctx.params.is_moe, "is_moe_source": ctx.params.moe_source,
+        "model_match": ctx.params.match, "model_facts_row": ctx.params.row.id if ctx.params.row else None,
         "notes": ctx.params.notes,
+        "importer": ctx.record.provenance.get("importer"),
     }
 
 
@@ -149,6 +201,7 @@ def audit_records(records: list[Record], options: AuditOptions | None = None,
             label=rec.label(), file=rec.provenance.get("file"), index=rec.provenance.get("index"),
             status=worst([v.status for v in verdicts]), verdicts=verdicts,
             assumptions=list(rec.provenance.get("assumptions", [])) + ctx.params.notes, facts=_facts(ctx)))
+    source_findings = _lift_source_wide(audits)
     summary = []
     for code in CHECK_ORDER:
         cc = None
@@ -156,7 +209,9 @@ def audit_records(records: list[Record], options: AuditOptions | None = None,
             v = next(v for v in a.verdicts if v.check == code)
             if cc is None:
                 cc = CheckCount(check=code, title=v.title)
-            if v.status == Status.FAIL:
+            if code in a.source_wide:
+                cc.source_wide += 1
+            elif v.status == Status.FAIL:
                 cc.fail += 1
             elif v.status == Status.WARN:
                 cc.warn += 1
@@ -166,21 +221,107 @@ def audit_records(records: list[Record], options: AuditOptions | None = None,
                 cc.na += 1
         if cc is not None:
             summary.append(cc)
-    suspects = []
-    weight = {"A3": 0, "A1": 1, "A2": 2, "A11": 3, "A4": 4, "A10": 5, "A6": 6, "A5": 7}
-    for a in audits:
-        fails = [v for v in a.verdicts if v.status == Status.FAIL]
-        warns = sorted((v for v in a.verdicts if v.status == Status.WARN), key=lambda v: weight.get(v.check, 9))
-        if fails or warns:
-            a3 = next(v for v in a.verdicts if v.check == "A3")
-            over = (a3.inputs.get("claim_over_spec_roofline") or a3.inputs.get("claim_over_roofline") or 0)
-            suspects.append(((len(fails), len(warns) + min(over, 50.0)), a, fails, warns))
-    suspects.sort(key=lambda s: s[0], reverse=True)
-    top = [Suspect(label=a.label, fails=len(f), warns=len(w), reasons=[f"{v.check}: {v.summary}" for v in (f + w)][:3])
-           for _, a, f, w in suspects[:5]]
+    top = rank_suspects(audits)
     any_fail = any(a.status == Status.FAIL for a in audits) or any(c.verdict.status == Status.FAIL for c in curves)
     exit_code = 1 if any_fail else (2 if skipped else 0)
     opts = options or AuditOptions()
     warnings = opts.gpu.unmatched([r.hardware.gpu_name for r in records])
     return AuditReport(records=audits, curves=[c.verdict for c in curves], summary=summary, suspects=top,
-                       skipped=skipped or [], warnings=warnings, exit_code=exit_code)
+                       source_findings=source_findings, skipped=skipped or [], warnings=warnings,
+                       exit_code=exit_code)
+
+
+def _source_key(a: RecordAudit, rec_importer: str | None) -> str:
+    from pathlib import PurePath
+    name = PurePath(a.file).name if a.file else "records in memory"
+    return f"{name} ({rec_importer})" if rec_importer else name
+
+
+def _lift_source_wide(audits: list[RecordAudit]) -> list[SourceFinding]:
+    """Lift findings that hold for every record of a source; recompute each record's status without them.
+
+    A warning's summary is one or more findings joined by ``"; "``; a finding
+    present in the WARN verdict of one check on every record of the source is
+    source-wide. It is removed from each record's summary (kept in the verdict's
+    ``inputs["source_wide_findings"]``); a verdict left with no finding of its
+    own is marked in ``RecordAudit.source_wide``.
+    """
+    groups: dict[str, list[RecordAudit]] = {}
+    for a in audits:
+        groups.setdefault(_source_key(a, a.facts.get("importer")), []).append(a)
+    found: list[SourceFinding] = []
+    for src, members in groups.items():
+        if len(members) < SOURCE_WIDE_MIN:
+            continue
+        for code in CHECK_ORDER:
+            vs = [next((v for v in a.verdicts if v.check == code), None) for a in members]
+            if any(v is None or v.status != Status.WARN for v in vs):
+                continue
+            parts = [[p for p in v.summary.split("; ") if p] for v in vs]
+            common = [p for p in parts[0] if all(p in q for q in parts[1:])]
+            if not common:
+                continue
+            for c in common:
+                found.append(SourceFinding(source=src, check=code, status=Status.WARN, summary=c,
+                                           records=len(members)))
+            for a, v, q in zip(members, vs, parts, strict=True):
+                rest = [p for p in q if p not in common]
+                v.inputs["source_wide_findings"] = common
+                if rest:
+                    v.summary = "; ".join(rest)
+                else:
+                    a.source_wide.append(code)
+    for a in audits:
+        if a.source_wide:
+            a.status = worst([v.status for v in a.verdicts if v.check not in a.source_wide]) \
+                if any(v.check not in a.source_wide for v in a.verdicts) else Status.NA
+    return found
+
+
+def _bound_text(a3: Verdict) -> tuple[float | None, str | None]:
+    i = a3.inputs
+    if not i.get("roofline_tok_s"):
+        return None, None
+    ratio = i.get("claim_over_spec_roofline") or i.get("claim_over_roofline")
+    kind = "speculative roofline" if i.get("roofline_spec_tok_s") else (
+        "offload roofline" if i.get("host_fraction") is not None else "roofline")
+    bound = i.get("roofline_spec_tok_s") or i["roofline_tok_s"]
+    text = (f"{kind} {num(bound, 3)} tok/s: {num(i['params_read'] / 1e9, 3)}e9 params [{i['params_basis']}] × "
+            f"{num(i['bytes_per_param'], 3)} B per weight, {num(i['bandwidth_gb_s'], 4)} GB/s × "
+            f"{i['parallel_gpus']}")
+    if i.get("host_fraction") is not None:
+        text += f", {num(i['host_fraction'] * 100, 3)}% of the weights read from host memory"
+    if i.get("al_realistic"):
+        text += f", × AL {num(i['al_realistic'], 3)}"
+    return ratio, text
+
+
+def rank_suspects(audits: list[RecordAudit]) -> list[Suspect]:
+    """Records a human should look at first, ordered by fails, then by claim ÷ bound.
+
+    A record is listed when it has a fail, or a warning from :data:`RANKED_CHECKS`
+    that is not source-wide. Ties keep input order.
+    """
+    rows = []
+    for pos, a in enumerate(audits):
+        own = [v for v in a.verdicts if v.check not in a.source_wide]
+        fails = [v for v in own if v.status == Status.FAIL]
+        warns = [v for v in own if v.status == Status.WARN]
+        if not fails and not any(v.check in RANKED_CHECKS for v in warns):
+            continue
+        a3 = next((v for v in a.verdicts if v.check == "A3"), None)
+        ratio, bound = _bound_text(a3) if a3 is not None else (None, None)
+        if a3 is not None and a3.inputs.get("memory_fail"):
+            ratio = ratio if ratio is not None else 0.0
+        order = {c: k for k, c in enumerate(RANKED_CHECKS)}
+        warns.sort(key=lambda v: order.get(v.check, 9))
+        reasons = [f"{v.check}: {v.summary}" for v in fails + warns]
+        key = (len(fails) > 0, bool(a3 is not None and a3.inputs.get("memory_fail")), ratio or 0.0, len(warns))
+        rows.append((key, pos, Suspect(label=a.label, fails=len(fails), warns=len(warns), reasons=reasons,
+                                       over_bound=ratio, bound=bound)))
+    rows.sort(key=lambda r: (tuple(-x if isinstance(x, (int, float)) else x for x in r[0]), r[1]))
+    out = []
+    for k, (_, _, s) in enumerate(rows, 1):
+        s.rank = k
+        out.append(s)
+    return out

@@ -29,7 +29,8 @@ def _warn(lines: list[str]) -> None:
 
 @app.command("audit")
 def audit_cmd(
-    files: list[Path] = typer.Argument(None, help="Record files (.json, .jsonl, .csv) or folders of them."),
+    files: list[str] = typer.Argument(None, help="Record files (.json, .jsonl, .csv), folders of them, or "
+                                                 "http(s) URLs (saved to disk first, then parsed)."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     explain: str | None = typer.Option(None, "--explain", metavar="CHECK",
                                        help="Print what a check (A1…A11) does and where its constants come from."),
@@ -38,10 +39,20 @@ def audit_cmd(
     tdp: list[str] = typer.Option(None, "--tdp", help=_TDP_HELP),
     model_file: Path | None = typer.Option(None, "--model-file",
                                            help="GGUF file or HF config.json giving the model's parameters."),
+    host_bandwidth: float | None = typer.Option(
+        None, "--host-bandwidth", metavar="GB/S",
+        help="Host memory bandwidth for weights offloaded to the CPU (A3; default 102.4 GB/s, dual-channel DDR5-6400)."),
     brief: bool = typer.Option(False, "--brief", help="One line per record instead of one table each."),
     max_bytes: int = typer.Option(256 * 1024 * 1024, "--max-bytes", help="Largest input file accepted, bytes."),
+    save_dir: Path | None = typer.Option(None, "--save-dir",
+                                         help="Folder for downloaded URLs (default ~/.cache/tokcaliper/downloads)."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds allowed to connect and per read, for URLs."),
 ) -> None:
     """Audit published benchmark records: one verdict table per record and a batch summary.
+
+    A URL is downloaded to a file first (size limit --max-bytes, --timeout;
+    the path is printed on stderr), then parsed from that file, so the same
+    bytes can be audited again later.
 
     Exits 1 when any record fails (usable in CI), 2 on input errors.
     """
@@ -60,8 +71,24 @@ def audit_cmd(
         return
     if not files:
         raise InputError("give at least one record file (or --explain CHECK)")
+    from tokcaliper.audit.fetch import fetch_to_file, is_url
+    from tokcaliper.audit.importers import check_max_bytes
+
+    check_max_bytes(max_bytes)
+    paths: list[Path] = []
+    for f in files:
+        if is_url(f):
+            got = fetch_to_file(f, save_dir, max_bytes=max_bytes, timeout_s=timeout)
+            print(f"tokcaliper: saved {f} ({got.size_bytes} bytes, sha256 {got.sha256[:12]}) to {got.path}",
+                  file=sys.stderr)
+            paths.append(got.path)
+        else:
+            paths.append(Path(f))
     overrides = GPUOverrides.from_options(bandwidth, achievable, tdp)
-    report = audit_files(files, AuditOptions(gpu=overrides), max_bytes=max_bytes, model_file=model_file)
+    if host_bandwidth is not None and not host_bandwidth > 0:
+        raise InputError(f"--host-bandwidth must be > 0 GB/s, got {host_bandwidth}")
+    report = audit_files(paths, AuditOptions(gpu=overrides, host_bandwidth_gb_s=host_bandwidth),
+                         max_bytes=max_bytes, model_file=model_file)
     _warn(report.warnings)
     emit(report, as_json, lambda c: audit_view.render_report(c, report, brief=brief))
     if report.exit_code:
@@ -73,17 +100,103 @@ def diff_cmd(
     rec_a: str = typer.Argument(..., help="First record: FILE or FILE#INDEX."),
     rec_b: str = typer.Argument(..., help="Second record: FILE or FILE#INDEX."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    plan: bool = typer.Option(False, "--plan", help="Write an experiment file measuring each knob alone (A8)."),
+    out: Path = typer.Option(Path("attribution.toml"), "--out", help="Where --plan writes the experiment file."),
+    runs_per_arm: int | None = typer.Option(None, "--runs-per-arm",
+                                            help="Measured runs per arm (default: `tokcaliper plan` for --cv/--effect)."),
+    cv: float = typer.Option(0.05, "--cv", help="Run-to-run CV assumed for the default runs per arm (fraction)."),
+    effect: float = typer.Option(0.05, "--effect", help="Smallest contribution to resolve (fraction), for --plan."),
+    metric: str | None = typer.Option(None, "--metric", help="Primary metric of the plan (default by batch size)."),
 ) -> None:
     """List every knob two records differ in; say 'not comparable' before any ratio (A7).
 
-    Exits 1 when a knob that matters differs.
+    With --plan, write an experiment file (one arm per single-knob change from A
+    toward B, plus A and B) for `tokcaliper experiment run`; `tokcaliper
+    attribute` analyses it afterwards (A8). Exits 1 when a knob that matters differs.
     """
     from tokcaliper.audit import diff_files
     from tokcaliper.report import audit_view
     from tokcaliper.report.output import emit
 
+    if plan:
+        _write_plan(rec_a, rec_b, out, runs_per_arm, cv, effect, metric, as_json)
+        return
     d = diff_files(rec_a, rec_b)
     _warn(d.warnings)
     emit(d, as_json, lambda c: audit_view.render_diff(c, d))
     if not d.comparable:
         raise typer.Exit(1)
+
+
+def _write_plan(rec_a: str, rec_b: str, out: Path, runs_per_arm: int | None, cv: float, effect: float,
+                metric: str | None, as_json: bool) -> None:
+    import json
+
+    from tokcaliper.audit import load_record_ref
+    from tokcaliper.audit.attribution import plan_experiment
+    from tokcaliper.stats.resolution import n_quick
+
+    (a, wa), (b, wb) = load_record_ref(rec_a), load_record_ref(rec_b)
+    _warn(wa + wb)
+    if runs_per_arm is None:
+        n = max(2, n_quick(cv, effect))
+        src = f"tokcaliper plan --cv {cv:g} --effect {effect:g}: 8 · (CV/Δ)² → {n}"
+    else:
+        n, src = runs_per_arm, "--runs-per-arm"
+    p = plan_experiment(a, b, runs_per_arm=n, metric=metric, runs_source=src)
+    try:
+        out.write_text(p.text, encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot write {out}: {e.strerror or e}") from None
+    if as_json:
+        print(json.dumps({"path": str(out), "arms": p.arms, "knobs": p.knobs, "unplannable": p.unplannable,
+                          "kind": p.kind, "runs_per_arm": n, "runs_per_arm_source": src}, default=str))
+    else:
+        print(f"wrote {out}: {len(p.arms)} arms ({', '.join(p.arms)}), {n} runs per arm ({src})")
+        for k in p.knobs:
+            print(f"  knob {k['knob']}: {k['a']} → {k['b']}")
+        if p.unplannable:
+            print(f"  not settable by a launch flag (left in the residual): {', '.join(p.unplannable)}")
+        if p.kind == "switch":
+            print("  TODO: the records have no launch commands; fill each arm's `switch` command before running")
+        print(f"run it: tokcaliper experiment run {out}; then: tokcaliper attribute EXPERIMENT_ID")
+
+
+@app.command("attribute")
+def attribute_cmd(
+    experiment: str = typer.Argument(..., help="Experiment id (or unique prefix) of a plan from `diff --plan`."),
+    db: Path = typer.Option(Path("tokcaliper.db"), "--db", help="The database the experiment stored its runs in."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Two-sided level of the CIs."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Each knob's signed contribution with its CI, and the unexplained residual (A8)."""
+    import json
+
+    from tokcaliper.audit.attribution import attribute_experiment
+
+    if not (0 < alpha < 1):
+        raise InputError(f"--alpha must be between 0 and 1 (exclusive), got {alpha}")
+    res = attribute_experiment(str(db), experiment, alpha)
+    _warn(res.warnings)
+    if as_json:
+        print(json.dumps(res.as_dict()))
+        return
+    import math
+
+    from tokcaliper.numbers import num, percent
+
+    def pc(log_effect: float) -> str:
+        return percent(math.exp(log_effect) - 1, signed=True)
+
+    level = f"{(1 - alpha) * 100:g}% CI"
+    print(f"attribution of {res.metric} in experiment {res.experiment} (log-ratios, Welch {level})")
+    for arm, s in res.arms.items():
+        print(f"  arm {arm}: mean {num(s['mean'], 4)} (n={s['n']}, CV {percent(s['cv'])})")
+    width = max(len(c.knob) for c in res.contributions + [res.residual, res.total])
+    for c in res.contributions:
+        print(f"  {c.knob:<{width}}  {pc(c.log_effect)}  [{pc(c.ci_low)}, {pc(c.ci_high)}]")
+    r = res.residual
+    print(f"  {'unexplained':<{width}}  {pc(r.log_effect)}  [{pc(r.ci_low)}, {pc(r.ci_high)}]"
+          "  (B/A minus the knobs: interactions and knobs no flag set)")
+    t = res.total
+    print(f"  {'total B/A':<{width}}  {pc(t.log_effect)}  [{pc(t.ci_low)}, {pc(t.ci_high)}]")

@@ -162,6 +162,8 @@ class Record(BaseModel):
     Rates: ``tok_s_decode`` is the per-stream decode rate (what a batch-1
     leaderboard reports); ``tok_s_aggregate`` the aggregate output throughput
     over all streams; ``tok_s_prefill`` the prompt-processing rate.
+    ``environment`` is the server's environment as published (``NAME=value``
+    lines), when it is given apart from the launch command.
     ``requests`` is how many requests ``output_tokens`` and ``seconds`` add up
     over (a vllm bench run: ``completed``); None when unknown.
     ``power_w`` lists power readings in watts, one per GPU (or samples of one).
@@ -185,6 +187,7 @@ class Record(BaseModel):
     engine: EngineInfo = Field(default_factory=EngineInfo)
     quantization: QuantInfo = Field(default_factory=QuantInfo)
     launch_command: str | None = None
+    environment: str | None = None
     batch_size: Int | None = Field(default=None, ge=1)
     concurrency: Int | None = Field(default=None, ge=1)
     context_length: Int | None = Field(default=None, ge=1)

@@ -16,6 +16,7 @@ from rich.table import Table
 from tokcaliper.audit.diff import DiffResult
 from tokcaliper.audit.runner import AuditReport, RecordAudit
 from tokcaliper.model.verdict import Status
+from tokcaliper.numbers import num
 from tokcaliper.report.verdict_view import status_markup as _status
 from tokcaliper.report.verdict_view import verdict_markup
 
@@ -62,7 +63,8 @@ def render_report(console: Console, report: AuditReport, brief: bool = False) ->
         for c in report.summary:
             t.add_column(c.check, no_wrap=True)
         for a in report.records:
-            t.add_row(escape(_sanitize(a.label)), *[_status(v.status) for v in a.verdicts])
+            t.add_row(escape(_sanitize(a.label)), *[("[dim]source[/]" if v.check in a.source_wide
+                                                      else _status(v.status)) for v in a.verdicts])
         console.print(t)
     if report.curves:
         console.print("[bold]Batch curves (A4)[/]")
@@ -72,18 +74,30 @@ def render_report(console: Console, report: AuditReport, brief: bool = False) ->
     n = len(report.records)
     t = Table(title=f"Summary over {n} record(s)" + (f", {len(report.skipped)} skipped" if report.skipped else ""),
               title_justify="left")
-    for col in ("check", "fail", "warn", "pass", "n/a"):
+    for col in ("check", "fail", "warn", "pass", "n/a", "source-wide"):
         t.add_column(col, justify="right" if col != "check" else "left")
     for c in report.summary:
         t.add_row(f"{c.check} {escape(c.title)}", f"[bold red]{c.fail}[/]" if c.fail else "0",
-                  f"[yellow]{c.warn}[/]" if c.warn else "0", str(c.passed), str(c.na))
+                  f"[yellow]{c.warn}[/]" if c.warn else "0", str(c.passed), str(c.na), str(c.source_wide))
     console.print(t)
+    if report.source_findings:
+        console.print("[bold]Findings for a whole source[/] (said once here, not as a warning on each record)")
+        for f in report.source_findings:
+            console.print(f"  {_status(f.status)} {escape(_sanitize(f.source))}, all {f.records} records: "
+                          f"{f.check}: {escape(_sanitize(f.summary))}")
     if report.suspects:
-        console.print("[bold]Most suspicious[/]")
-        for s in report.suspects:
-            console.print(f"  {escape(_sanitize(s.label))}: {s.fails} fail, {s.warns} warn")
-            for r in s.reasons:
+        shown = report.suspects[:10]
+        console.print(f"[bold]Look at these first[/] ({len(report.suspects)} record(s) with a fail or a warning on "
+                      "a bound, ordered by fails, then claim ÷ bound)")
+        for s in shown:
+            over = f", claim = {num(s.over_bound, 3)}× the bound" if s.over_bound is not None else ""
+            console.print(f"  {s.rank}. {escape(_sanitize(s.label))}: {s.fails} fail, {s.warns} warn{over}")
+            if s.bound:
+                console.print(f"[dim]      bound: {escape(_sanitize(s.bound))}[/]")
+            for r in s.reasons[:3]:
                 console.print(f"[dim]      {escape(_sanitize(r))}[/]")
+        if len(report.suspects) > len(shown):
+            console.print(f"  … {len(report.suspects) - len(shown)} more in --json")
     for p in report.skipped:
         field = f"field {escape(_sanitize(str(p['field'])))}: " if p.get("field") else ""
         console.print(f"[red]skipped[/] {escape(_sanitize(str(p['file'])))}: record {p['index']}: "

@@ -23,6 +23,8 @@ class CheckContext:
         quant: bits per weight, or None when unknown and the record gives none.
         params: parameters with sources.
         launch: knobs parsed from the launch command.
+        host_bandwidth_gb_s: host memory bandwidth for offloaded weights (A3),
+            with ``host_bandwidth_source`` saying whether it is the default or ``--host-bandwidth``.
     """
 
     record: Record
@@ -32,6 +34,8 @@ class CheckContext:
     params: ParamFacts
     launch: LaunchKnobs
     extra_sources: list[str] = field(default_factory=list)
+    host_bandwidth_gb_s: float = 102.4
+    host_bandwidth_source: str = "default"
 
 
 #: Magnitudes at or above this print in scientific notation (``1.00e+308``), not 300 digits.

@@ -36,6 +36,7 @@ from tokcaliper.audit.constants import (
     DFLASH_SOURCE,
     GOLDEN_AL_SOURCE,
 )
+from tokcaliper.audit.forced_acceptance import find_forced_acceptance
 from tokcaliper.model.verdict import Status, Verdict
 from tokcaliper.spec.red_flags import PREDICTABLE, al_at_ceiling, all_drafts_accepted
 
@@ -77,11 +78,29 @@ def check(ctx: CheckContext) -> Verdict:
     """A1 verdict for one record.
 
     Returns:
+        fail when a launch setting forces acceptance (:mod:`tokcaliper.audit.forced_acceptance`);
         n/a without speculative decoding or without AL/counts; fail when AL < 1, AL = k or k+1,
         AL > k+1, implied p ≥ 0.99, accepted > drafted, or all of ≥ 135 drafted
         tokens accepted; warn for p ≥ 0.95 or all of fewer drafted accepted.
     """
-    spec = ctx.record.speculative
+    rec = ctx.record
+    forced = find_forced_acceptance({"launch command": rec.launch_command, "environment": rec.environment,
+                                     "notes": rec.notes})
+    if forced:
+        what = "; ".join(f.describe() for f in forced)
+        als = [f.implied_al for f in forced if f.implied_al is not None]
+        arith = [f"{f.describe()}" + (f" → AL set to {num(f.implied_al, 4)}" if f.implied_al is not None else "")
+                 for f in forced]
+        if rec.speculative is not None and rec.speculative.al is not None and als:
+            arith.append(f"published AL {num(rec.speculative.al, 4)} vs configured {num(als[0], 4)}")
+        return Verdict(check=CHECK, title=TITLE, status=Status.FAIL,
+                       summary=f"acceptance set by configuration ({what}): the AL is an input, not a measurement; "
+                               "any speed-up claimed from it is not measured",
+                       arithmetic=arith,
+                       inputs={"forced_acceptance": [f.__dict__ for f in forced],
+                               "al_configured": als[0] if als else None},
+                       sources=["engine test knobs that fix acceptance (tokcaliper.audit.forced_acceptance)"])
+    spec = rec.speculative
     if spec is None:
         return na(CHECK, TITLE, "no speculative decoding in this record")
     k = spec.window_k

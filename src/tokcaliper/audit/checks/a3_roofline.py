@@ -17,11 +17,22 @@ Formulas (all per stream):
   min(k + 1, claimed AL, 5.46 — DFlash GSM8K), ≈ 129 × 5.46 = 704 tok/s
   (``audit.claims.realistic_al``).
 
+* parameters: ``facts.params.resolve_params`` — a model file, the record, the
+  curated model-facts table (``facts.models``; the matched row is cited), or a
+  name pattern as a labelled fallback. A row's native-checkpoint bound on
+  bytes per weight (gpt-oss: MXFP4 experts) caps the label's figure.
+* memory fit (``audit.memory``): weights (+ KV cache where the row allows) vs
+  GPU memory. Every layer asked on the GPU (``-ngl 99``, vLLM/SGLang defaults)
+  with weights that cannot fit → fail: the record contradicts itself. Partial
+  offload → offload roofline ``1 / ((1 − f) · bytes / BW_gpu + f · bytes / BW_host)``
+  with BW_host 102.4 GB/s unless ``--host-bandwidth``.
+
 Verdict: ratio > 1.15 fail (> 0.9 warn; the 15 % covers approximate bits per
 weight and input embeddings counted but not read). It only fails when every input is firm:
-a model whose MoE status or active parameters are unknown, a quantization only
-partly recognised, or weights that would not fit the GPUs' memory make an
-over-the-bound claim a *warn* with both bounds shown, never "impossible".
+a model whose MoE status or active parameters are unknown (no table row), a
+quantization only partly recognised, or weights that exceed the GPUs' memory
+where the launch command does not say where they live make an over-the-bound
+claim a *warn* with both bounds shown, never "impossible".
 """
 
 from __future__ import annotations
@@ -31,6 +42,8 @@ from dataclasses import dataclass, field
 from tokcaliper.audit.checks._common import CheckContext, na, num
 from tokcaliper.audit.claims import realistic_al, record_rate
 from tokcaliper.audit.constants import A3_FAIL_ABOVE, A3_WARN_ABOVE, DFLASH_SOURCE, REALISTIC_AL
+from tokcaliper.audit.facts.params import params_from_name
+from tokcaliper.audit.memory import memory_fit, offload_roofline
 from tokcaliper.model.verdict import Status, Verdict
 
 CHECK, TITLE = "A3", "roofline (bandwidth ÷ bytes per token)"
@@ -54,6 +67,9 @@ class Roofline:
         firm: False when an input is uncertain (then no fail).
         uncertain: why not firm.
         arithmetic, sources: lines for the verdict.
+        memory_fail: why the record contradicts itself (all layers asked on
+            the GPU, weights cannot fit), or None.
+        host_fraction: fraction of the weights read from host memory (partial offload), or None.
     """
 
     claim_tok_s: float
@@ -71,6 +87,8 @@ class Roofline:
     arithmetic: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     dense_bound_tok_s: float | None = None
+    memory_fail: str | None = None
+    host_fraction: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -107,6 +125,11 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
         return None, f"unknown quantization {rec.quantization.weights!r}: give bytes_per_param"
     pf = ctx.params
     uncertain: list[str] = []
+    cap = pf.row.max_bytes_per_param if pf.row is not None else None
+    if cap is not None and bpp > cap and not rec.quantization.bytes_per_param:
+        uncertain.append(f"bytes per weight capped at {num(cap, 3)} B, the native checkpoint's bound "
+                         f"(label {rec.quantization.weights!r} would read {num(bpp, 3)} B)")
+        bpp, bpp_src = cap, f"native checkpoint bound (model facts row '{pf.row.id}': {pf.row.note})"
     if pf.active is not None and (pf.is_moe or "effective" in pf.active_source):
         params, basis, psrc = pf.active, "active (MoE)" if pf.is_moe else "effective", pf.active_source
     elif pf.total is not None:
@@ -136,12 +159,53 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
         uncertain.append("split mode unknown")
     weight_gb = params * bpp / 1e9
     bound = bw * parallel / weight_gb
+    gpu_bound = bound
+    # memory fit: weights (+ KV) against GPU memory, and where the launch command puts them
+    fit = None
+    if pf.total is not None:
+        fit = memory_fit(rec, ctx.launch, pf.row, pf.total, bpp, ctx.gpu.memory_gb, n)
+    memory_fail = None
+    host_fraction = None
+    if fit is not None and fit.contradiction:
+        doubts = []
+        if not bpp_firm or uncertain and any("capped" in u for u in uncertain):
+            doubts.append("bytes per weight uncertain")
+        if "fallback" in pf.total_source:
+            doubts.append("total parameters only from a name pattern")
+        loaded = params_from_name(ctx.launch.model_path.replace("\\", "/").split("/")[-1]) if ctx.launch.model_path \
+            else None
+        if loaded is not None and loaded.total and abs(loaded.total - pf.total) / pf.total > 0.15:
+            doubts.append(f"the launch command loads '{ctx.launch.model_path.split('/')[-1]}' "
+                          f"({num(loaded.total / 1e9, 3)}B), not {num(pf.total / 1e9, 3)}B")
+        if doubts:
+            uncertain.append(f"weights ({num(fit.weights_gb, 3)} GB) exceed GPU memory ({num(fit.memory_gb, 3)} GB) "
+                             f"with every layer on the GPU, but {'; '.join(doubts)}")
+        else:
+            memory_fail = (f"weights {num(fit.weights_gb, 3)} GB cannot fit {num(fit.memory_gb, 4)} GB of GPU memory, "
+                           f"yet the launch command puts every layer on the GPU ({fit.placement.why})")
+    elif fit is not None and fit.placement.all_on_gpu is False and fit.placement.host_fraction:
+        host_fraction = fit.placement.host_fraction
+        bound = offload_roofline(weight_gb, bw * parallel, host_fraction, ctx.host_bandwidth_gb_s)
+        if not fit.placement.exact:
+            uncertain.append("offloaded share is a lower bound (which layers stay in host memory is not stated)")
+    elif fit is not None and not fit.weights_fit and fit.placement.all_on_gpu is None:
+        uncertain.append(f"all weights ({num(fit.weights_gb, 3)} GB at {num(bpp, 3)} B) exceed GPU memory "
+                         f"({num(fit.memory_gb, 3)} GB) and the launch command does not say where they live — "
+                         "quantization label or offload doubtful")
     arith = []
     if ctx.gpu.bandwidth_arithmetic and ctx.gpu.achievable_gb_s is None:
         arith.append(f"bandwidth = {ctx.gpu.bandwidth_arithmetic}")
     arith += [
         f"bytes per token = {num(params / 1e9, 4)}e9 params [{basis}] × {num(bpp, 4)} B = {num(weight_gb, 3)} GB",
-        f"roofline = {num(bw, 4)} GB/s × {parallel} / {num(weight_gb, 3)} GB = {num(bound, 3)} tok/s ({split_line})",
+        f"roofline = {num(bw, 4)} GB/s × {parallel} / {num(weight_gb, 3)} GB = {num(gpu_bound, 3)} tok/s ({split_line})",
+    ]
+    if fit is not None:
+        arith += [f"memory: {line}" for line in fit.arithmetic]
+    if host_fraction is not None:
+        arith.append(f"offload roofline = 1 / ({num(1 - host_fraction, 3)} × {num(weight_gb, 3)} GB / "
+                     f"{num(bw * parallel, 4)} GB/s + {num(host_fraction, 3)} × {num(weight_gb, 3)} GB / "
+                     f"{num(ctx.host_bandwidth_gb_s, 4)} GB/s host) = {num(bound, 3)} tok/s")
+    arith += [
         f"claim / roofline = {num(claim, 5)} / {num(bound, 4)} = {num(claim / bound, 3)}",
     ]
     dense_bound = None
@@ -166,15 +230,11 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
         arith.append(f"speculative roofline = {num(bound, 4)} × {num(al_r, 3)} = {num(bound * al_r, 3)} tok/s; "
                      f"claim / that = {num(claim / (bound * al_r), 3)}")
         sources.append(DFLASH_SOURCE)
-    # weights that do not fit the GPUs make the quantization label doubtful
-    mem = rec.hardware.memory_gb or ((ctx.gpu.memory_gb or 0) * n) or None
-    if mem and pf.total:
-        total_gb = pf.total * bpp / 1e9
-        if total_gb > mem * 1.05 and not ctx.launch.offload:
-            uncertain.append(f"all weights ({num(total_gb, 3)} GB at {num(bpp, 3)} B) exceed GPU memory "
-                             f"({num(mem, 3)} GB) — quantization label or offload doubtful")
-            arith.append(f"all weights = {num(pf.total / 1e9, 4)}e9 × {num(bpp, 3)} B = {num(total_gb, 3)} GB "
-                         f"> {num(mem, 3)} GB GPU memory")
+    roof.memory_fail = memory_fail
+    roof.host_fraction = host_fraction
+    if host_fraction is not None:
+        sources.append(f"host bandwidth {num(ctx.host_bandwidth_gb_s, 4)} GB/s for the offloaded share "
+                       f"({ctx.host_bandwidth_source})")
     roof.firm = not uncertain
     return roof, None
 
@@ -192,11 +252,19 @@ def check(ctx: CheckContext) -> Verdict:
               "al_realistic": roof.al_realistic, "roofline_spec_tok_s": roof.bound_spec_tok_s,
               "claim_over_spec_roofline": (roof.claim_tok_s / roof.bound_spec_tok_s) if roof.bound_spec_tok_s else None,
               "uncertain": roof.uncertain}
+    inputs["host_fraction"] = roof.host_fraction
+    inputs["memory_fail"] = roof.memory_fail
     which = "speculative roofline" if roof.bound_spec_tok_s else "roofline"
-    if r > 1:
+    if roof.host_fraction is not None:
+        which = "offload " + which
+    if roof.memory_fail:
+        status = Status.FAIL
+        summary = f"the record contradicts itself: {roof.memory_fail}"
+    elif r > 1:
         if roof.firm and r > A3_FAIL_ABOVE:
             status = Status.FAIL
-            summary = (f"claim {num(roof.claim_tok_s, 5)} tok/s is {num(roof.ratio, 3)}× the roofline "
+            kind = "offload roofline" if roof.host_fraction is not None else "roofline"
+            summary = (f"claim {num(roof.claim_tok_s, 5)} tok/s is {num(roof.ratio, 3)}× the {kind} "
                        f"{num(roof.bound_tok_s, 3)} tok/s")
             if roof.bound_spec_tok_s:
                 summary += f" and {num(r, 3)}× the {which} {num(roof.bound_spec_tok_s, 3)} tok/s"

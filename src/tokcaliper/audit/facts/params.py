@@ -6,13 +6,17 @@ Order of evidence, first wins per field:
    :func:`tokcaliper.audit.importers.read_model_file` — checks never open files —
    and counted here by :func:`params_from_tensors` / :func:`params_from_config`);
 2. the record (``model.params_total``, ``model.params_active``, ``model.is_moe``);
-3. :data:`KNOWN_MODELS`, a few mixture-of-experts models whose names hide it
-   (model cards cited per row);
-4. the name: ``"35B-A3B"`` → 35e9 total, 3e9 active, MoE; ``"E4B"`` → 4e9
-   effective parameters; ``"27B"`` / ``"135M"`` → total only.
+3. the curated model-facts table (:mod:`tokcaliper.audit.facts.models`,
+   ``data/model_facts.json``), matched by name, each row citing its model card;
+   where the record's total disagrees with the row's by more than 15 % the row
+   wins (leaderboards publish file sizes or rounded figures) and a note says so;
+4. a name pattern, as a fallback that says it is one: ``"35B-A3B"`` → 35e9
+   total, 3e9 active, MoE; ``"8x7B"`` → MoE, total ≤ 56e9, active unknown;
+   ``"E4B"`` → 4e9 effective parameters; ``"27B"`` / ``"135M"`` → total only.
 
-A model with no active-parameter figure is *not* assumed dense: ``is_moe`` stays
-None ("unknown") and A3 reports both bounds instead of calling it impossible.
+A model with no table row and no active-parameter figure is *not* assumed
+dense: ``is_moe`` stays None ("unknown") and A3 reports both bounds instead of
+calling it impossible.
 """
 
 from __future__ import annotations
@@ -22,24 +26,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokcaliper.audit.facts.models import ModelFacts, match_model
 from tokcaliper.model.record import Record
 
-
-@dataclass(frozen=True)
-class KnownModel:
-    """A curated model row: total and active parameters with the model card cited."""
-
-    pattern: str
-    total: float
-    active: float
-    source: str
-
-
-KNOWN_MODELS: tuple[KnownModel, ...] = (
-    KnownModel(r"gpt-oss-120b", 116.8e9, 5.1e9, "OpenAI gpt-oss model card: 116.8B total, 5.1B active (MoE)"),
-    KnownModel(r"gpt-oss-20b", 20.9e9, 3.6e9, "OpenAI gpt-oss model card: 20.9B total, 3.6B active (MoE)"),
-    KnownModel(r"qwen3-coder-next", 80e9, 3e9, "Qwen3-Coder-Next model card: 80B total, 3B activated (MoE)"),
-)
+#: Relative disagreement above which the table's total beats the record's.
+TABLE_OVERRIDES_ABOVE = 0.15
 
 
 @dataclass
@@ -52,6 +43,8 @@ class ParamFacts:
         is_moe: True / False / None (unknown).
         total_source, active_source, moe_source: where each came from.
         notes: disagreements and assumptions, shown with the verdict.
+        row: the model-facts table row matched by name (layers, KV heads…), or None.
+        match: how the model was identified (table row, name pattern, file, record).
     """
 
     total: float | None = None
@@ -61,15 +54,21 @@ class ParamFacts:
     active_source: str = "unknown"
     moe_source: str = "unknown"
     notes: list[str] = field(default_factory=list)
+    row: ModelFacts | None = None
+    match: str | None = None
 
 
 _MOE_NAME = re.compile(r"(\d+(?:\.\d+)?)B[-_]A(\d+(?:\.\d+)?)B", re.I)
+_EXPERTS_NAME = re.compile(r"(?:^|[-_/ ])(\d+)x(\d+(?:\.\d+)?)B(?=$|[-_ .])", re.I)
 _EFFECTIVE_NAME = re.compile(r"(?:^|[-_/ ])E(\d+(?:\.\d+)?)B(?=$|[-_ .])", re.I)
 _SIZE_NAME = re.compile(r"(?:^|[-_/ ])(\d+(?:\.\d+)?)([BM])(?=$|[-_ .])", re.I)
 
 
 def params_from_name(name: str | None) -> ParamFacts:
-    """Infer parameters from a model name (``"Qwen3.6-35B-A3B"``, ``"gpt-oss-20b"``).
+    """Infer parameters from a name pattern alone (``"Foo-35B-A3B"``, ``"Bar-8x7B"``), a fallback.
+
+    Every source says "name pattern … (fallback)": these are not facts about a
+    known model, only what the name spells.
 
     Returns:
         :class:`ParamFacts`; fields stay None when the name says nothing.
@@ -78,25 +77,52 @@ def params_from_name(name: str | None) -> ParamFacts:
     if not name:
         return pf
     short = name.split("/")[-1]
-    for km in KNOWN_MODELS:
-        if re.search(km.pattern, short, re.I):
-            return ParamFacts(km.total, km.active, True, km.source, km.source, km.source)
     m = _MOE_NAME.search(short)
     if m:
-        src = f"name '{m.group(0)}'"
-        return ParamFacts(float(m.group(1)) * 1e9, float(m.group(2)) * 1e9, True, src, src, src)
+        src = f"name pattern '{m.group(0)}' (fallback: MoE, total-Aactive)"
+        return ParamFacts(float(m.group(1)) * 1e9, float(m.group(2)) * 1e9, True, src, src, src,
+                          match=f"name pattern '{m.group(0)}' (fallback, no table row)")
+    x = _EXPERTS_NAME.search(short)
+    if x:
+        n, size = int(x.group(1)), float(x.group(2))
+        src = (f"name pattern '{x.group(0).lstrip('-_/ ')}' (fallback: MoE of {n} experts; total ≤ {n} × "
+               f"{size:g}B, shared layers counted once; active unknown)")
+        return ParamFacts(n * size * 1e9, None, True, src, "unknown", src,
+                          match=f"name pattern '{x.group(0).lstrip('-_/ ')}' (fallback, no table row)")
     e = _EFFECTIVE_NAME.search(short)
     if e:
         pf.active = float(e.group(1)) * 1e9
-        pf.active_source = f"name 'E{e.group(1)}B' (effective parameters read per token)"
+        pf.active_source = f"name pattern 'E{e.group(1)}B' (fallback: effective parameters read per token)"
     for s in _SIZE_NAME.finditer(short):
         if s.group(0).lstrip("-_/ ").upper().startswith("E"):
             continue
         mult = 1e9 if s.group(2).upper() == "B" else 1e6
         pf.total = float(s.group(1)) * mult
-        pf.total_source = f"name '{s.group(1)}{s.group(2)}'"
+        pf.total_source = f"name pattern '{s.group(1)}{s.group(2)}' (fallback: total only)"
         break
+    if pf.total is not None or pf.active is not None:
+        pf.match = "name pattern (fallback, no table row)"
     return pf
+
+
+def params_from_table(name: str | None) -> ParamFacts:
+    """Parameters from the model-facts table row matched by ``name`` (see :func:`match_model`).
+
+    Returns:
+        :class:`ParamFacts` with ``row`` and ``match`` set, sources citing the
+        table version, the row and its model card; empty when no row matches.
+        A dense row with an active figure (Gemma ``E4B``) gives it as
+        *effective* parameters.
+    """
+    m = match_model(name)
+    if m is None:
+        return ParamFacts()
+    row, src = m.row, m.source
+    active_src = src if row.moe else f"{src} (effective parameters read per token)"
+    return ParamFacts(row.params_total, row.params_active, row.moe,
+                      src if row.params_total is not None else "unknown",
+                      active_src if row.params_active is not None else "unknown", src,
+                      row=row, match=f"model facts v{m.version} row '{row.id}' (matched '{m.alias}')")
 
 
 def resolve_params(record: Record, file_facts: ParamFacts | None = None) -> ParamFacts:
@@ -107,31 +133,45 @@ def resolve_params(record: Record, file_facts: ParamFacts | None = None) -> Para
         file_facts: facts read from a GGUF header or ``config.json`` (preferred).
 
     Returns:
-        :class:`ParamFacts`. Never raises; unknown stays None.
+        :class:`ParamFacts` (order of evidence in the module docstring). Never
+        raises; unknown stays None.
     """
     out = ParamFacts()
+    table = params_from_table(record.model.name)
     by_name = params_from_name(record.model.name)
-    layers: list[tuple[ParamFacts, str]] = []
-    if file_facts is not None:
-        layers.append((file_facts, "file"))
     rec = ParamFacts(record.model.params_total, record.model.params_active, record.model.is_moe,
                      "record", "record", "record")
-    layers += [(rec, "record"), (by_name, "name")]
-    for pf, _ in layers:
+    if table.total is not None and rec.total is not None:
+        rel = abs(rec.total - table.total) / table.total
+        if rel > TABLE_OVERRIDES_ABOVE:
+            out.notes.append(f"record's total parameters {rec.total / 1e9:g}B disagree with the model-facts row "
+                             f"'{table.row.id if table.row else '?'}' ({table.total / 1e9:g}B) by "
+                             f"{round(rel * 100)}%: the row is used")
+            rec.total = None
+    layers: list[ParamFacts] = []
+    if file_facts is not None:
+        layers.append(file_facts)
+    layers += [rec, table, by_name]
+    for pf in layers:
         if out.total is None and pf.total is not None:
             out.total, out.total_source = pf.total, pf.total_source
         if out.active is None and pf.active is not None:
             out.active, out.active_source = pf.active, pf.active_source
         if out.is_moe is None and pf.is_moe is not None:
             out.is_moe, out.moe_source = pf.is_moe, pf.moe_source
+    out.row = table.row
+    out.match = (file_facts.match if file_facts is not None and file_facts.match else None) or table.match \
+        or by_name.match or ("record" if rec.total is not None or rec.active is not None else None)
+    if file_facts is not None and out.match is None:
+        out.match = "model file"
     if out.active is not None and out.is_moe is None and by_name.is_moe:
         out.is_moe, out.moe_source = True, by_name.moe_source
     if out.is_moe is False and out.active is not None and "effective" not in out.active_source:
         out.notes.append("record says dense but an active-parameter figure exists; active ignored")
         out.active = None
-    if by_name.total and out.total and out.total_source != by_name.total_source:
+    if table.row is None and by_name.total and out.total and out.total_source != by_name.total_source:
         rel = abs(out.total - by_name.total) / by_name.total
-        if rel > 0.15:
+        if rel > TABLE_OVERRIDES_ABOVE:
             out.notes.append(f"total parameters {out.total / 1e9:g}B ({out.total_source}) disagree with "
                              f"{by_name.total / 1e9:g}B ({by_name.total_source})")
     return out
