@@ -9,7 +9,8 @@ Layout (``FORMAT`` = ``"tokcaliper-samples/1"``), zlib-compressed (RFC 1950, lev
                              ["core_utilization_pct", "<f8", 2], ...]}, ...]}
     then, device by device and column by column, the column's array in
     C order, little-endian: shape (n,) where the third entry is 0, or, for list
-    fields, (n, width) with width the third entry.
+    fields, first an ``<i8`` array of each sample's list length (−1 = no list),
+    then the (n, width) matrix, width being the third entry.
 
 Columns are numpy-packed per device: ``<f8`` (float64) for every float field, so the
 round trip is exact; ``None`` is NaN. ``throttle_mask`` and ``rss_bytes`` are ``<i8``
@@ -79,12 +80,14 @@ def pack_samples(samples: Sequence[TelemetrySample]) -> bytes:
             width = max((len(v) for v in vals if v), default=0)
             if not width:
                 continue
+            lens = np.array([-1 if v is None else len(v) for v in vals], dtype="<i8")
             arr = np.full((len(ss), width), math.nan, dtype="<f8")
             for i, v in enumerate(vals):
                 for j, x in enumerate(v or ()):
                     if x is not None:
                         arr[i, j] = x
             cols.append([name, "<f8", width])
+            chunks.append(lens.tobytes())
             chunks.append(arr.tobytes())
         header["devices"].append({"device": dev, "n": len(ss), "columns": cols})  # type: ignore[attr-defined]
     head = json.dumps(header, separators=(",", ":")).encode()
@@ -111,11 +114,15 @@ def unpack_samples(blob: bytes) -> list[TelemetrySample]:
         n = int(d["n"])
         fields: dict[str, list[object]] = {}
         for name, dtype, width in d["columns"]:
+            lens: list[int] = []
+            if width:
+                lens = np.frombuffer(raw, dtype="<i8", count=n, offset=off).tolist()
+                off += 8 * n
             arr = np.frombuffer(raw, dtype=dtype, count=n * max(1, width), offset=off)
             off += arr.nbytes
             if width:
-                fields[name] = [[None if math.isnan(x) else x for x in row]
-                                for row in arr.reshape(n, width).tolist()]
+                fields[name] = [None if k < 0 else [None if math.isnan(x) else x for x in row[:k]]
+                                for k, row in zip(lens, arr.reshape(n, width).tolist())]
             elif dtype == "<i8":
                 fields[name] = [None if v < 0 else int(v) for v in arr.tolist()]
             else:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 
 from tokcaliper.model import warnings as W
+from tokcaliper.numbers import num
 from tokcaliper.model.telemetry import (
     CLIENT_SATURATION_CORES,
     GPU_KINDS,
@@ -132,7 +133,7 @@ def client_saturation(
 
     Returns:
         ``(flag, line)``: ``flag`` None when the client was not sampled; ``line`` gives
-        the arithmetic, e.g. ``"client CPU 9.6 s / 10.0 s = 0.96 cores ≥ 0.9: saturated"``.
+        the arithmetic, e.g. ``"client CPU 9.60 s / 10.0 s = 0.960 cores … ≥ 0.9: saturated: …"``.
 
     Raises:
         Nothing.
@@ -141,10 +142,11 @@ def client_saturation(
         if d.device == "client" and d.kind == "process" and d.cpu_share_mean is not None:
             flag = d.cpu_share_mean >= threshold_cores
             dur = d.cpu_time_s / d.cpu_share_mean if d.cpu_share_mean > 0 else None  # type: ignore[operator]
-            span = f"{d.cpu_time_s:.2f} s / {dur:.2f} s = " if dur else ""
-            peak = "" if d.cpu_share_max is None else f" (max over {CPU_SHARE_WINDOW_S:g} s windows {d.cpu_share_max:.2f})"
+            span = f"{num(d.cpu_time_s)} s / {num(dur)} s = " if dur else ""
+            peak = ("" if d.cpu_share_max is None
+                    else f" (max over {CPU_SHARE_WINDOW_S:g} s windows {num(d.cpu_share_max)})")
             verdict = "saturated: its latencies are inflated" if flag else "not saturated"
-            return flag, (f"client CPU {span}{d.cpu_share_mean:.2f} cores{peak} "
+            return flag, (f"client CPU {span}{num(d.cpu_share_mean)} cores{peak} "
                           f"{'≥' if flag else '<'} {threshold_cores:g}: {verdict}")
     return None, None
 
