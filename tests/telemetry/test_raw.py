@@ -6,10 +6,9 @@ import math
 import random
 import sqlite3
 import zlib
+from pathlib import Path
 
 import pytest
-
-from pathlib import Path
 
 from tokcaliper.load.summary import summarize
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run
