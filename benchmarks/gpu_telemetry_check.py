@@ -3,16 +3,18 @@
 
 Run from the repository root (no install needed; it falls back to ./src):
 
-    python benchmarks/gpu_telemetry_check.py                      # 5 s idle, 20 s sampling, no load
+    python benchmarks/gpu_telemetry_check.py                      # 5 s idle, 20 s at 10 Hz, no load
     python benchmarks/gpu_telemetry_check.py --load matmul        # torch fp16 matmul loop on every GPU
     python benchmarks/gpu_telemetry_check.py --load-cmd "llama-bench -m model.gguf"
     python benchmarks/gpu_telemetry_check.py --json out.json      # also write host info + summary + samples
 
 It prints: host info (GPUs, driver, power limits), idle power per device, a per-second
 timeline of gpu0 (SM/memory clock MHz, power W, °C, util %, throttle reasons), the
-per-run TelemetrySummary, and sanity checks (sample count against interval, missed
-ticks, sampler cost per tick, NVML energy counter vs trapezoidal power integral,
-readings NVML did not support). The load runs in a separate process so it neither
+per-run TelemetrySummary (clock drop, throttle shares, host steal, this script's own
+CPU share), and sanity checks (sample count against interval, missed ticks, sampler
+cost per tick in wall time and in this process's CPU time, NVML energy counter vs
+trapezoidal power integral, readings NVML did not support, raw samples round-trip
+through the stored blob). The load runs in a separate process so it neither
 competes with the sampler for the GIL nor is disturbed by it.
 Exit status: 0 when the checks pass, 1 when one fails, 2 on bad usage.
 """
@@ -33,7 +35,12 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from tokcaliper.telemetry import TelemetrySampler, collect_host_info  # noqa: E402
+from tokcaliper.telemetry import (  # noqa: E402
+    TelemetrySampler,
+    collect_host_info,
+    pack_samples,
+    unpack_samples,
+)
 
 MATMUL_LOAD = r"""
 import sys, time, torch
@@ -80,7 +87,7 @@ def fmt(v: object, nd: int = 1) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=20.0, help="sampling time under load, s")
-    ap.add_argument("--interval", type=float, default=0.5, help="sampling interval, s")
+    ap.add_argument("--interval", type=float, default=0.1, help="sampling interval, s (default 10 Hz)")
     ap.add_argument("--idle", type=float, default=5.0, help="idle-power measurement before load, s (0 = skip)")
     ap.add_argument("--load", choices=["none", "matmul"], default="none")
     ap.add_argument("--load-cmd", default=None, help="shell command to run as the load (killed at the end)")
@@ -145,7 +152,13 @@ def main() -> int:
               f"power integral {fmt(d.energy_power_integral_j)} J)")
         print(f"  temp °C start {fmt(d.temperature_start_c, 0)} peak {fmt(d.temperature_peak_c, 0)} "
               f"end {fmt(d.temperature_end_c, 0)}   util mean {fmt(d.utilization_mean_pct)} %")
-        print(f"  throttle share {d.throttle_share or '{}'} (of {d.throttle_samples} samples)")
+        print(f"  throttle share {d.throttle_share or '{}'} (of {d.throttle_samples} samples)"
+              f"   clock drop start→end {fmt(d.clock_drop_mhz, 0)} MHz")
+        if d.kind == "cpu":
+            print(f"  host steal share {fmt(d.steal_share, 4)}   per-core util % {d.core_utilization_mean_pct}")
+        if d.kind == "process":
+            print(f"  CPU {fmt(d.cpu_time_s, 2)} s, share mean {fmt(d.cpu_share_mean, 3)} max {fmt(d.cpu_share_max, 3)} "
+                  f"cores, RSS peak {fmt((d.rss_peak_bytes or 0) / 2**20)} MiB")
         if d.unavailable:
             print(f"  unavailable: {d.unavailable}")
     print(f"ticks {summary.ticks}, missed {summary.missed_ticks}, sampler cost/tick mean "
@@ -154,6 +167,9 @@ def main() -> int:
         print(summary.gpu_unavailable_reason)
     if summary.backend_errors:
         print(f"back-end errors: {summary.backend_errors}")
+    print(f"back-ends: {summary.backends}   client: {summary.client_saturation}")
+    blob = pack_samples(samples)
+    print(f"raw samples: {len(samples)} in {len(blob)} B = {len(blob) / max(1, len(samples)):.1f} B/sample")
 
     print("\n== checks")
     failures = 0
@@ -169,6 +185,12 @@ def main() -> int:
     check(summary.missed_ticks == 0, f"missed ticks {summary.missed_ticks} == 0")
     check((summary.sample_cost_ms_max or 0) < 0.5 * args.interval * 1000,
           f"sampler cost per tick max {fmt(summary.sample_cost_ms_max, 2)} ms < half the interval")
+    client = next((d for d in summary.devices if d.device == "client"), None)
+    if client is not None and client.cpu_time_s is not None and summary.ticks:
+        per_tick = 1000 * client.cpu_time_s / summary.ticks  # an upper bound: the whole process
+        check(per_tick < 0.1 * args.interval * 1000,
+              f"this process's CPU per tick {per_tick:.2f} ms < 10% of the interval (bound on sampler cost)")
+    check(unpack_samples(blob) == samples, "raw samples round-trip through the stored blob")
     check(bool(host.gpus), f"NVML sees GPUs ({len(host.gpus)})")
     for d in summary.devices:
         if d.kind != "nvidia_gpu":

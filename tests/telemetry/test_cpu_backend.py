@@ -37,9 +37,12 @@ def test_rapl_sums_packages_and_handles_wraparound(tmp_path: Path):
     assert [z.name for z in find_rapl_zones(tmp_path)] == ["package-0", "package-1"]
 
     ps = FakePsutil([2000.0, 3000.0], [0.0, 40.0, 60.0, 80.0], {"k10temp": [55.0, 61.5], "nvme": [80.0]})
-    backend = CpuBackend(powercap_root=tmp_path, psutil_module=ps, cpuinfo=tmp_path / "nope")
+    # No /proc/stat (as off Linux): utilisation falls back to psutil.cpu_percent.
+    backend = CpuBackend(powercap_root=tmp_path, psutil_module=ps, cpuinfo=tmp_path / "nope",
+                         proc_stat=tmp_path / "no-stat")
     (dev,) = backend.open()
-    assert dev.device == "cpu" and dev.unavailable == {}
+    assert dev.device == "cpu" and set(dev.unavailable) == {"steal_pct", "core_utilization_pct"}
+    assert dev.unavailable["steal_pct"].startswith(f"{tmp_path / 'no-stat'} not readable: FileNotFoundError")
     out: list = []
     backend.sample(10.0, 1e9, out)  # open read the baseline; no energy yet
     set_energy(p0, 60_000_000)  # wrapped: (MAX − (MAX − 40e6)) + 60e6 = 100 J

@@ -74,13 +74,16 @@ def test_no_gpu_here_reason_recorded_and_cpu_backend_used():
         pytest.skip("this machine has a working NVML")
     import psutil
 
-    sampler = TelemetrySampler(interval_s=0.05)  # default back-ends: NVML + CPU
+    sampler = TelemetrySampler(interval_s=0.05)  # default back-ends: NVML, AMD SMI, CPU, client
     with sampler:
         time.sleep(0.2)
     summary = sampler.summary()
     assert summary.gpu_unavailable_reason.startswith("no NVIDIA GPU: nvmlInit failed: NVMLError_")
     assert summary.backend_errors["nvml"] == summary.gpu_unavailable_reason
-    assert [d.device for d in summary.devices] == ["cpu"]
+    assert summary.backend_errors["amdsmi"].startswith("no AMD GPU: ")
+    assert summary.backends == ["cpu", "process:client"]  # the ones that sampled, listed in the record
+    assert [d.device for d in summary.devices] == ["cpu", "client"]
+    assert summary.client_saturated is False  # this test sleeps: far below one core
     cpu = summary.device("cpu")
     assert cpu.sample_count >= 3
     freqs = psutil.cpu_freq(percpu=True)

@@ -49,7 +49,8 @@ def bench(
     health_timeout: Annotated[float, typer.Option(help="Seconds to wait for a started server's /health.")] = 180.0,
     idle_seconds: Annotated[float, typer.Option(
         help="Seconds of idle power measurement after the server is up, before the first run (0 = off; M5).")] = 3.0,
-    telemetry_interval: Annotated[float, typer.Option(help="Telemetry sampling interval, seconds (0 = off).")] = 0.5,
+    telemetry_interval: Annotated[float, typer.Option(
+        help="Telemetry sampling interval, seconds (0 = off; default 0.1 = 10 Hz, about 0.5 ms of CPU per tick).")] = 0.1,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:

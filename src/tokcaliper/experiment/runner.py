@@ -33,7 +33,9 @@ from tokcaliper.store import Store
 class Telemetry(Protocol):
     """What the runner needs from a telemetry sampler (e.g.
     :class:`tokcaliper.telemetry.TelemetrySampler`): a context manager around
-    one run whose ``summary()`` returns the run's telemetry summary."""
+    one run whose ``summary()`` returns the run's telemetry summary. Optional:
+    ``watch_process(pid, role)`` (the runner passes the managed server's pid) and
+    ``samples`` (the raw samples, stored with the run)."""
 
     def __enter__(self) -> Any: ...
 
@@ -115,6 +117,25 @@ class RunPlace:
     readback: str | None = None
 
 
+def attach_energy_per_token(telemetry: TelemetrySummary, output_tokens: int) -> None:
+    """Set ``joules_per_output_token`` = ``energy_j`` / ``output_tokens`` on every device
+    of ``telemetry`` that measured energy (J/token; M5's energy per token, per device).
+
+    ``output_tokens`` is the measured requests' total (``RunMetrics.output_tokens``);
+    the sampler is on during exactly the measured load (warm-up requests run before
+    it starts), so energy and tokens cover the same span. Energy includes what the
+    device draws at idle; subtract ``idle_power_w × duration`` for the marginal figure.
+
+    Raises:
+        Nothing; with ``output_tokens`` ≤ 0 nothing is set.
+    """
+    if output_tokens <= 0:
+        return
+    for d in telemetry.devices:
+        if d.energy_j is not None:
+            d.joules_per_output_token = d.energy_j / output_tokens
+
+
 def run_repetitions(
     spec: RepeatSpec,
     store: Store,
@@ -183,6 +204,9 @@ def measure_run(
     warm = run_phase(load, setup.prompts, warmup=True)
     before = read_counters(load.base_url)
     sampler = setup.telemetry() if setup.telemetry else nullcontext()
+    proc = getattr(setup.server, "proc", None)
+    if proc is not None and hasattr(sampler, "watch_process"):
+        sampler.watch_process(proc.pid, "server")  # type: ignore[union-attr]
     with sampler:
         try:
             records = warm + run_phase(load, setup.prompts, on_request=on_request)
@@ -193,10 +217,14 @@ def measure_run(
     end_mono = time.monotonic()
     after = read_counters(load.base_url)
     telemetry = None
+    samples = None
+    metrics = summarize(records)
     if setup.telemetry is not None:
         telemetry = sampler.summary()  # type: ignore[union-attr]
         telemetry.idle_power_w = dict(setup.idle_power_w)
         telemetry.idle_duration_s = setup.idle_duration_s
+        attach_energy_per_token(telemetry, metrics.output_tokens)
+        samples = getattr(sampler, "samples", None)
     run = Run(
         session=place.session, arm=place.arm, repetition=place.repetition, position=place.position,
         rest_s=None if place.previous_end is None else start_mono - place.previous_end,
@@ -207,7 +235,7 @@ def measure_run(
         server_version=setup.server_version, tool_version=__version__, host=setup.host,
         telemetry=telemetry, counters_delta=counter_delta(before, after),
         counters_error=counters_error(before, after),
-        config=load, metrics=summarize(records), requests=records,
+        config=load, metrics=metrics, requests=records,
     )
-    store.save_run(run)
+    store.save_run(run, samples)
     return run, end_mono

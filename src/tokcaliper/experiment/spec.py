@@ -89,7 +89,7 @@ class LoadSpec(_Strict):
         prompts: JSONL prompts file (``None``: built-in set).
         unique_prompts: tag each request's prompt so no run hits a cache an earlier one filled.
         request_timeout_s, health_timeout_s: timeouts, seconds.
-        telemetry_interval_s: sampling interval (0 = off). idle_seconds: idle
+        telemetry_interval_s: sampling interval, s (0 = off; default 0.1 = 10 Hz). idle_seconds: idle
             power measurement before the first run (0 = off).
     """
 
@@ -105,7 +105,7 @@ class LoadSpec(_Strict):
     unique_prompts: bool = True
     request_timeout_s: float = Field(300.0, gt=0)
     health_timeout_s: float = Field(180.0, gt=0)
-    telemetry_interval_s: float = Field(0.5, ge=0)
+    telemetry_interval_s: float = Field(0.1, ge=0)
     idle_seconds: float = Field(3.0, ge=0)
 
     @model_validator(mode="after")

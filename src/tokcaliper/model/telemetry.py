@@ -13,6 +13,16 @@ from pydantic import BaseModel, Field, computed_field
 
 from tokcaliper.model.timestamps import UtcTimestamp
 
+#: ``DeviceInfo.kind`` of GPUs (NVML and AMD SMI back-ends); ``"cpu"`` is the host,
+#: ``"process"`` a watched process (the load generator itself, the managed server).
+GPU_KINDS: frozenset[str] = frozenset({"nvidia_gpu", "amd_gpu"})
+
+#: A load generator whose mean CPU share over a run reaches this many cores is
+#: flagged as saturated: the Python client runs one asyncio event loop (one core
+#: under the GIL), so near 1.0 its own scheduling delays inflate every latency it
+#: reports. 0.9 leaves room for the sampler thread's own ~1% at 10 Hz.
+CLIENT_SATURATION_CORES = 0.9
+
 # Bit → name table for NVML clock-event (formerly "clocks throttle") reasons.
 # Source: nvml.h ``nvmlClocksEventReason*`` / ``nvmlClocksThrottleReason*``
 # (identical bit values; pynvml exposes both spellings). Bits 0x200
@@ -127,8 +137,10 @@ class DeviceInfo(BaseModel):
 
     Attributes:
         device: id used in samples, e.g. ``"gpu0"`` or ``"cpu"``.
-        kind: ``"nvidia_gpu"`` or ``"cpu"``.
-        name: model name where known.
+        kind: ``"nvidia_gpu"``, ``"amd_gpu"``, ``"cpu"`` (the host) or ``"process"``
+            (a watched process: ``"client"`` = the load generator, ``"server"`` = the
+            managed server).
+        name: model name where known (for a process: its command name and pid).
         uuid: NVML UUID for GPUs.
         unavailable: metric → reason it is not sampled on this device (probed once at open).
     """
@@ -145,7 +157,9 @@ class TelemetrySample(BaseModel):
 
     Attributes:
         device: device id (see :class:`DeviceInfo`).
-        t_mono_s: ``time.monotonic()`` at the tick, s (use for durations).
+        t_mono_s: ``time.perf_counter()`` at the tick, s: the load generator's clock
+            (``RequestRecord`` times come from it; on Linux it is ``CLOCK_MONOTONIC``,
+            the same as ``time.monotonic()``). Use it for durations and alignment.
         t_wall_s: ``time.time()`` at the tick, s since the Unix epoch (use to align with logs).
         clock_mhz: GPU SM clock (``nvmlDeviceGetClockInfo(h, NVML_CLOCK_SM)``), or for the
             CPU the mean of ``psutil.cpu_freq(percpu=True)[i].current``, MHz.
@@ -156,11 +170,20 @@ class TelemetrySample(BaseModel):
         temperature_c: GPU core (``nvmlDeviceGetTemperature(h, NVML_TEMPERATURE_GPU)``) or
             hottest CPU sensor (``psutil.sensors_temperatures``), °C.
         utilization_pct: GPU utilisation (``nvmlDeviceGetUtilizationRates().gpu``) or
-            system-wide ``psutil.cpu_percent()``, percent.
+            host CPU utilisation over the interval since the previous sample (``/proc/stat``:
+            (Δtotal − Δidle − Δiowait) / Δtotal, as ``psutil.cpu_percent``; elsewhere
+            ``psutil.cpu_percent()``), percent.
         throttle_mask: raw clock-event/throttle-reason bitmask (GPU only).
         energy_j: cumulative energy counter, J, arbitrary origin: GPU
             ``nvmlDeviceGetTotalEnergyConsumption`` (mJ since driver load) / 1000; CPU: RAPL
             package energy summed over packages, wraparound-corrected, since back-end open.
+        steal_pct: host CPU steal time over the interval since the previous sample,
+            Δsteal / Δtotal of ``/proc/stat``, percent (time the hypervisor ran something
+            else while this VM's vCPUs wanted to run).
+        core_utilization_pct: per logical CPU (``cpuN`` lines of ``/proc/stat``), percent.
+        cpu_time_s: a process's cumulative CPU time, user + system, all threads
+            (``/proc/<pid>/stat`` utime + stime / ``SC_CLK_TCK``), s.
+        rss_bytes: a process's resident set size (``/proc/<pid>/stat`` rss × page size), bytes.
     """
 
     device: str
@@ -174,6 +197,10 @@ class TelemetrySample(BaseModel):
     utilization_pct: float | None = None
     throttle_mask: int | None = None
     energy_j: float | None = None
+    steal_pct: float | None = None
+    core_utilization_pct: list[float | None] | None = None
+    cpu_time_s: float | None = None
+    rss_bytes: int | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -192,6 +219,9 @@ class DeviceSummary(BaseModel):
         duration_s: first to last sample, s (monotonic clock).
         clock_start_mhz / clock_end_mhz: first / last sample's clock, MHz.
         clock_mean_mhz / clock_min_mhz / clock_max_mhz: over all samples, MHz.
+        clock_drop_mhz: ``clock_start_mhz − clock_end_mhz`` (positive = the clock fell
+            during the run; the M2 pattern), MHz.
+        clock_drop_pct: that drop as a fraction of ``clock_start_mhz``.
         mem_clock_mean_mhz: GPU memory clock mean, MHz.
         power_mean_w / power_max_w: over samples of ``power_w``, W; for the CPU the
             mean is energy / duration when RAPL was readable (max stays ``None``).
@@ -204,6 +234,17 @@ class DeviceSummary(BaseModel):
             (a cross-check), J.
         temperature_start_c / temperature_end_c / temperature_peak_c: °C.
         utilization_mean_pct: percent.
+        joules_per_output_token: ``energy_j`` / the run's output tokens, J/token (set by
+            the runner, :func:`tokcaliper.experiment.runner.attach_energy_per_token`,
+            where both are known).
+        steal_share: host CPU steal time as a fraction of CPU time over the run, weighted
+            by each interval's length (see ``TelemetrySample.steal_pct``).
+        core_utilization_mean_pct: per logical CPU, mean utilisation over the run, percent.
+        cpu_time_s: a process's CPU time during the run (last − first sample), s.
+        cpu_share_mean: ``cpu_time_s`` / duration: mean cores the process used (1.0 = one
+            full core).
+        cpu_share_max: the highest share over one sampling interval, cores.
+        rss_peak_bytes / rss_end_bytes: a process's largest / last resident set, bytes.
         throttle_share: reason → fraction of the samples (with a readable mask) that
             had it set; samples are evenly spaced, so this estimates the time share.
         throttle_samples: samples with a readable mask (denominator of the shares).
@@ -233,6 +274,16 @@ class DeviceSummary(BaseModel):
     temperature_end_c: float | None = None
     temperature_peak_c: float | None = None
     utilization_mean_pct: float | None = None
+    clock_drop_mhz: float | None = None
+    clock_drop_pct: float | None = None
+    joules_per_output_token: float | None = None
+    steal_share: float | None = None
+    core_utilization_mean_pct: list[float | None] | None = None
+    cpu_time_s: float | None = None
+    cpu_share_mean: float | None = None
+    cpu_share_max: float | None = None
+    rss_peak_bytes: int | None = None
+    rss_end_bytes: int | None = None
     throttle_share: dict[str, float] = Field(default_factory=dict)
     throttle_samples: int = 0
     unavailable: dict[str, str] = Field(default_factory=dict)
@@ -247,6 +298,8 @@ class TelemetrySummary(BaseModel):
         duration_s: monotonic time from first to last sample, s.
         devices: one :class:`DeviceSummary` per sampled device.
         gpu_unavailable_reason: ``"no NVIDIA GPU: <reason>"`` when no GPU was sampled.
+        backends: the back-ends that sampled this run, in order (e.g. ``["nvml", "cpu",
+            "process"]``).
         backend_errors: back-end name → reason it was not used or failed.
         idle_power_w: device → mean idle power, W, measured before the session's
             first run by :meth:`tokcaliper.telemetry.TelemetrySampler.measure_idle`
@@ -256,6 +309,10 @@ class TelemetrySummary(BaseModel):
         missed_ticks: ticks skipped because sampling overran the interval.
         sample_cost_ms_mean / sample_cost_ms_max: time one tick spent reading all
             devices, ms (sampler overhead).
+        client_saturated: the load generator's own mean CPU share reached
+            :data:`CLIENT_SATURATION_CORES` of one core (its latencies are inflated);
+            ``None`` when the client process was not sampled.
+        client_saturation: the arithmetic behind ``client_saturated``, one line.
     """
 
     interval_s: float
@@ -264,6 +321,7 @@ class TelemetrySummary(BaseModel):
     duration_s: float | None = None
     devices: list[DeviceSummary] = Field(default_factory=list)
     gpu_unavailable_reason: str | None = None
+    backends: list[str] = Field(default_factory=list)
     backend_errors: dict[str, str] = Field(default_factory=dict)
     idle_power_w: dict[str, float] = Field(default_factory=dict)
     idle_duration_s: float | None = None
@@ -271,6 +329,8 @@ class TelemetrySummary(BaseModel):
     missed_ticks: int = 0
     sample_cost_ms_mean: float | None = None
     sample_cost_ms_max: float | None = None
+    client_saturated: bool | None = None
+    client_saturation: str | None = None
 
     def device(self, device: str) -> DeviceSummary:
         """Return the summary of ``device`` (e.g. ``"gpu0"``).

@@ -52,13 +52,27 @@ def telemetry_table(summarized: Sequence[tuple[Run, TelemetrySummary]]) -> Table
 
 
 def telemetry_notes(summarized: Sequence[tuple[Run, TelemetrySummary]]) -> list[str]:
-    """Why some telemetry is missing (no GPU, no sensors), deduplicated."""
+    """Why some telemetry is missing (no GPU, no sensors, a back-end absent), each
+    reason once; then, per run, host steal time and the load generator's CPU share
+    (flagged when it saturated a core)."""
     notes: list[str] = []
     for _run, s in summarized:
         reasons = [s.gpu_unavailable_reason] if s.gpu_unavailable_reason else []
+        reasons += [why for name, why in s.backend_errors.items() if why != s.gpu_unavailable_reason]
         for d in s.devices:
             reasons += [f"{d.device}: {why}" for why in d.unavailable.values()]
         for r in reasons:
             if r not in notes:
                 notes.append(r)
+    for run, s in summarized:
+        parts = []
+        for d in s.devices:
+            if d.kind == "cpu" and d.steal_share is not None:
+                parts.append(f"host steal {percent(d.steal_share)} of CPU time (n={d.sample_count} samples)")
+            if d.kind == "process" and d.cpu_share_mean is not None:
+                parts.append(f"{d.device} process {num(d.cpu_share_mean)} cores")
+        if s.client_saturated:
+            parts.append(f"[red]{s.client_saturation}[/red]")
+        if parts:
+            notes.append(f"run {run.id}: " + "; ".join(parts))
     return notes

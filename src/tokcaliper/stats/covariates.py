@@ -37,6 +37,7 @@ from pydantic import BaseModel
 from scipy import stats as _st
 
 from tokcaliper.errors import InputError
+from tokcaliper.model.telemetry import GPU_KINDS
 
 if TYPE_CHECKING:
     from tokcaliper.model.run import Run
@@ -100,7 +101,8 @@ def run_covariates(runs: Sequence[Run]) -> dict[str, list[float | None]]:
       ``power_mean_w``; with one GPU the names are bare, with several they end
       in ``_<device>`` (e.g. ``_gpu1``) and ``sm_clock_start_mhz`` is the mean
       over the GPUs.
-    - for a CPU device: ``cpu_clock_start_mhz``, ``cpu_temperature_start_c``.
+    - for a CPU device: ``cpu_clock_start_mhz``, ``cpu_temperature_start_c``,
+      ``steal_share`` (host CPU steal time share during the run).
 
     Covariates that no run has are left out; missing values are ``None``.
     """
@@ -113,7 +115,7 @@ def run_covariates(runs: Sequence[Run]) -> dict[str, list[float | None]]:
     out["rest_s"] = [r.rest_s for r in runs]
 
     gpu_ids = sorted({d.device for r in runs if r.telemetry for d in r.telemetry.devices
-                      if d.kind != "cpu"})
+                      if d.kind in GPU_KINDS})
     fields = {"sm_clock_start_mhz": "clock_start_mhz", "temperature_start_c": "temperature_start_c",
               "sm_clock_mean_mhz": "clock_mean_mhz", "temperature_peak_c": "temperature_peak_c",
               "power_mean_w": "power_mean_w"}
@@ -139,6 +141,7 @@ def run_covariates(runs: Sequence[Run]) -> dict[str, list[float | None]]:
     for dev in cpu_ids[:1]:
         out["cpu_clock_start_mhz"] = [dev_value(r, dev, "clock_start_mhz") for r in runs]
         out["cpu_temperature_start_c"] = [dev_value(r, dev, "temperature_start_c") for r in runs]
+        out["steal_share"] = [dev_value(r, dev, "steal_share") for r in runs]
     return {k: v for k, v in out.items() if any(x is not None for x in v)}
 
 

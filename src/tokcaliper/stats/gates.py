@@ -27,6 +27,10 @@ Rules (a run is *flagged* when any applies on any device)
    had a time share > 0 (``DeviceSummary.throttle_share``; reason names from
    :data:`tokcaliper.model.telemetry.CLOCK_EVENT_REASON_BITS`). ``sw_power_cap``
    is reported as a note, not a flag: a power cap is often the setting under test.
+3. ``client_saturated``: the load generator's own mean CPU share reached
+   :data:`tokcaliper.model.telemetry.CLIENT_SATURATION_CORES` of one core
+   (``TelemetrySummary.client_saturated``): a saturated client inflates every
+   latency it reports.
 A run without telemetry is not flagged; its gate says ``checked = False``.
 """
 
@@ -38,7 +42,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
-from tokcaliper.model.telemetry import DeviceSummary, TelemetrySummary
+from tokcaliper.model.telemetry import GPU_KINDS, DeviceSummary, TelemetrySummary
 
 if TYPE_CHECKING:
     from tokcaliper.model.run import Run
@@ -69,7 +73,7 @@ class GateReason(BaseModel):
     """One reason a run was flagged.
 
     Attributes:
-        code: ``"clock_below_threshold"`` or ``"slowdown:<nvml reason>"``.
+        code: ``"clock_below_threshold"``, ``"slowdown:<nvml reason>"`` or ``"client_saturated"``.
         device: device id, e.g. ``"gpu0"``.
         share: time share of the run (fraction) it applied; for the clock rule
             without samples, the lower bound (``share_is_bound`` True).
@@ -222,6 +226,10 @@ def gate_telemetry(
                 sh = d.throttle_share.get(reason, 0.0)
                 if sh > 0:
                     notes.append(f"{d.device}: {reason} active in {sh:.1%} of samples (not a flag)")
+        if s.client_saturated:
+            reasons.append(GateReason(
+                code="client_saturated", device="client",
+                detail=s.client_saturation or "the load generator was CPU-saturated"))
         out.append(RunGate(run_id=rid, index=i, checked=True, flagged=bool(reasons),
                            reasons=reasons, notes=notes))
     return out
@@ -258,7 +266,7 @@ def run_mean_clock_mhz(summary: TelemetrySummary | None, device: str | None = No
     if device is not None:
         devs = [d for d in devs if d.device == device]
     else:
-        gpus = [d for d in devs if d.kind != "cpu"]
+        gpus = [d for d in devs if d.kind in GPU_KINDS]
         devs = gpus or devs
     clocks = [d.clock_mean_mhz for d in devs if d.clock_mean_mhz is not None]
     return sum(clocks) / len(clocks) if clocks else None

@@ -22,7 +22,9 @@ from pydantic import BaseModel, ValidationError
 from tokcaliper.errors import InputError, StoreError
 from tokcaliper.model.metrics import get_metric, run_scalars
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics
-from tokcaliper.model.telemetry import HostInfo, TelemetrySummary
+from tokcaliper.model.telemetry import HostInfo, TelemetrySample, TelemetrySummary
+from tokcaliper.telemetry.raw import FORMAT as SAMPLES_FORMAT
+from tokcaliper.telemetry.raw import pack_samples, unpack_samples
 from tokcaliper.model.timestamps import normalize_utc_iso
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
@@ -97,7 +99,10 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
     - idle power moves from ``host_json`` (v1 wrote ``idle_power_w`` and
       ``idle_seconds`` there) into the run's telemetry summary;
     - ``run_scalars`` gains every metric of the registry, recomputed from the
-      stored summary. v1 bench sessions had one arm, so position = repetition.
+      stored summary. v1 bench sessions had one arm, so position = repetition;
+    - new table ``telemetry_samples``: the raw telemetry samples of a run as one
+      blob (:mod:`tokcaliper.telemetry.raw`, format named in ``format``), for
+      timelines. v1 kept no raw samples, so no row is added for old runs.
     """
     _execute_script(conn, """
         ALTER TABLE runs ADD COLUMN position INTEGER;
@@ -125,7 +130,13 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
             reason TEXT NOT NULL,
             at TEXT NOT NULL
         );
-        CREATE INDEX outcomes_experiment ON outcomes(experiment_id)
+        CREATE INDEX outcomes_experiment ON outcomes(experiment_id);
+        CREATE TABLE telemetry_samples (
+            run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+            format TEXT NOT NULL,
+            sample_count INTEGER NOT NULL,
+            data BLOB NOT NULL
+        )
     """)
     rows = conn.execute(
         "SELECT id, started_at, finished_at, host_json, telemetry_json, metrics_json FROM runs"
@@ -319,8 +330,10 @@ class Store:
         self.close()
 
     # -- writing -----------------------------------------------------------
-    def save_run(self, run: Run) -> int:
-        """Insert ``run`` with all its requests in one transaction; return its id."""
+    def save_run(self, run: Run, samples: Sequence[TelemetrySample] | None = None) -> int:
+        """Insert ``run`` with all its requests (and its raw telemetry ``samples``, when
+        given and not empty) in one transaction; return its id."""
+        blob = pack_samples(samples) if samples else None
         try:
             with self.conn:
                 values = _run_columns(run)
@@ -347,6 +360,11 @@ class Store:
                         for r in run.requests
                     ],
                 )
+                if blob is not None:
+                    self.conn.execute(
+                        "INSERT INTO telemetry_samples (run_id, format, sample_count, data) VALUES (?,?,?,?)",
+                        (run_id, SAMPLES_FORMAT, len(samples), blob),  # type: ignore[arg-type]
+                    )
         except sqlite3.DatabaseError as e:
             raise StoreError(f"cannot write run to {self.path}: {e}") from None
         run.id = run_id
@@ -473,6 +491,32 @@ class Store:
             return _run_from_columns(fields, requests)
         except (ValidationError, ValueError) as e:
             raise StoreError(f"run {run_id} in {self.path} is unreadable: {e}") from None
+
+    def telemetry_samples(self, run_id: int) -> list[TelemetrySample]:
+        """The raw telemetry samples stored with run ``run_id``, in time order
+        (empty when the run has none: telemetry off, or a run from before v2).
+
+        Raises:
+            StoreError: the blob is damaged or of an unknown format.
+        """
+        row = self.conn.execute(
+            "SELECT format, data FROM telemetry_samples WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            return []
+        if row[0] != SAMPLES_FORMAT:
+            raise StoreError(f"telemetry samples of run {run_id} in {self.path} have format "
+                             f"{row[0]!r}; this tokcaliper reads {SAMPLES_FORMAT!r}")
+        try:
+            return unpack_samples(row[1])
+        except ValueError as e:
+            raise StoreError(f"telemetry samples of run {run_id} in {self.path} are unreadable: {e}") from None
+
+    def telemetry_samples_size(self, run_id: int) -> tuple[int, int] | None:
+        """``(sample_count, bytes)`` of the stored blob of run ``run_id``, or None."""
+        row = self.conn.execute(
+            "SELECT sample_count, length(data) FROM telemetry_samples WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        return None if row is None else (int(row[0]), int(row[1]))
 
     def metric_values(self, run_ids: Sequence[int], metric: str) -> list[float]:
         """Values of scalar ``metric`` for ``run_ids``, in the given order.

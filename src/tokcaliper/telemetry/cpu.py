@@ -1,11 +1,15 @@
-"""Host CPU telemetry: frequency, utilisation, temperature (psutil) and package energy (RAPL).
+"""Host CPU telemetry: utilisation and steal (/proc/stat), frequency and temperature
+(psutil), package energy (RAPL).
 
 Sources:
 
+* ``/proc/stat`` — utilisation (system-wide and per logical CPU), steal time and
+  iowait over the interval since the previous sample
+  (:func:`tokcaliper.telemetry.procfs.interval_shares`; ``None`` in the first sample
+  after open, which covers no interval). Where ``/proc/stat`` is not readable
+  (not Linux): ``psutil.cpu_percent(interval=None)``, system-wide only, no steal.
 * ``psutil.cpu_freq(percpu=True)`` — current frequency of each logical CPU, MHz;
   the sample holds their mean.
-* ``psutil.cpu_percent(interval=None)`` — system-wide utilisation since the previous
-  sample, percent (``None`` in the first sample after open, which covers no interval).
 * ``psutil.sensors_temperatures()`` — hottest reading of a CPU chip (``coretemp``,
   ``k10temp``, ``zenpower``, ``cpu_thermal``…), °C.
 * Linux powercap RAPL: ``/sys/class/powercap/intel-rapl:<N>/energy_uj`` (µJ counter of
@@ -25,6 +29,7 @@ from typing import Any
 
 from tokcaliper.model.telemetry import DeviceInfo, TelemetrySample
 from tokcaliper.telemetry.backend import BackendUnavailable
+from tokcaliper.telemetry.procfs import ProcStat, interval_shares, parse_proc_stat
 
 __all__ = ["CpuBackend", "RaplZone", "find_rapl_zones", "read_cpu_model"]
 
@@ -125,8 +130,9 @@ def find_rapl_zones(root: str | Path = POWERCAP_ROOT) -> list[RaplZone]:
 class CpuBackend:
     """Telemetry back-end for the host CPU (device id ``"cpu"``, kind ``"cpu"``).
 
-    Sample fields: ``clock_mhz`` (mean current core frequency, MHz), ``utilization_pct``
-    (percent), ``temperature_c`` (°C, hottest CPU sensor), ``energy_j`` (J, RAPL package
+    Sample fields: ``clock_mhz`` (mean current core frequency, MHz), ``utilization_pct``,
+    ``core_utilization_pct`` and ``steal_pct`` (percent), ``temperature_c`` (°C, hottest
+    CPU sensor), ``energy_j`` (J, RAPL package
     energy summed over packages since :meth:`open`, wraparound-corrected). Each source is
     probed once in :meth:`open`; missing ones are listed in ``DeviceInfo.unavailable``.
 
@@ -134,6 +140,8 @@ class CpuBackend:
         powercap_root: RAPL sysfs root (default ``/sys/class/powercap``; tests pass a tmp dir).
         psutil_module: psutil-like module (default ``psutil``), injectable for tests.
         cpuinfo: path of ``/proc/cpuinfo`` (for the device name).
+        proc_stat: path of ``/proc/stat``; when it cannot be read, utilisation comes from
+            ``psutil.cpu_percent`` and steal/per-core are unavailable.
     """
 
     name = "cpu"
@@ -143,8 +151,12 @@ class CpuBackend:
         powercap_root: str | Path = POWERCAP_ROOT,
         psutil_module: Any = None,
         cpuinfo: str | Path = "/proc/cpuinfo",
+        proc_stat: str | Path = "/proc/stat",
     ) -> None:
         self._root = Path(powercap_root)
+        self._proc_stat_path = Path(proc_stat)
+        self._stat_fd: int | None = None
+        self._last_stat: ProcStat | None = None
         self._ps_arg = psutil_module
         self._cpuinfo = cpuinfo
         self._ps: Any = None
@@ -179,12 +191,22 @@ class CpuBackend:
         except Exception as exc:
             un["clock_mhz"] = f"psutil.cpu_freq failed: {_err(exc)}"
 
+        self._last_stat = None
         try:
-            ps.cpu_percent(interval=None)  # primes the counter; first value is meaningless
-            self._pct = True
+            self._stat_fd = os.open(self._proc_stat_path, os.O_RDONLY)
+            self._last_stat = parse_proc_stat(self._read_stat())
             self._pct_primed = True
-        except Exception as exc:
-            un["utilization_pct"] = f"psutil.cpu_percent failed: {_err(exc)}"
+        except (OSError, ValueError) as exc:
+            self.close_stat()
+            why = f"{self._proc_stat_path} not readable: {_err(exc)}"
+            un["steal_pct"] = why
+            un["core_utilization_pct"] = why
+            try:
+                ps.cpu_percent(interval=None)  # primes the counter; first value is meaningless
+                self._pct = True
+                self._pct_primed = True
+            except Exception as exc2:
+                un["utilization_pct"] = f"{why}; psutil.cpu_percent failed: {_err(exc2)}"
 
         sensors = getattr(ps, "sensors_temperatures", None)
         if sensors is None:
@@ -232,7 +254,20 @@ class CpuBackend:
         ps, info = self._ps, self._info
         if info is None:
             return
-        clock = pct = temp = energy = None
+        clock = pct = temp = energy = steal = None
+        cores: list[float | None] | None = None
+        if self._stat_fd is not None:
+            try:
+                now = parse_proc_stat(self._read_stat())
+                if self._pct_primed:  # first sample covers ~0 s since open: not a reading
+                    self._pct_primed = False
+                elif self._last_stat is not None:
+                    sh = interval_shares(self._last_stat, now)
+                    pct, steal = sh.utilization_pct, sh.steal_pct
+                    cores = sh.core_utilization_pct
+                self._last_stat = now
+            except (OSError, ValueError) as exc:
+                info.unavailable.setdefault("utilization_pct", f"failed during run: {_err(exc)}")
         if self._freq:
             try:
                 freqs = ps.cpu_freq(percpu=True)
@@ -276,11 +311,32 @@ class CpuBackend:
                 utilization_pct=pct,
                 throttle_mask=None,
                 energy_j=energy,
+                steal_pct=steal,
+                core_utilization_pct=cores,
+                cpu_time_s=None,
+                rss_bytes=None,
             )
         )
 
+    def _read_stat(self) -> str:
+        assert self._stat_fd is not None
+        chunks, off = [], 0
+        while True:  # /proc/stat can exceed one page on many-core hosts
+            b = os.pread(self._stat_fd, 65536, off)
+            if not b:
+                return b"".join(chunks).decode("ascii", "replace")
+            chunks.append(b)
+            off += len(b)
+
+    def close_stat(self) -> None:
+        """Close the kept-open ``/proc/stat`` descriptor."""
+        if self._stat_fd is not None:
+            os.close(self._stat_fd)
+            self._stat_fd = None
+
     def close(self) -> None:
-        """Close the RAPL file descriptors."""
+        """Close the RAPL and ``/proc/stat`` file descriptors."""
         for z in self._zones:
             z.close()
         self._zones = []
+        self.close_stat()

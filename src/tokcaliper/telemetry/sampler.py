@@ -1,7 +1,8 @@
 """The telemetry sampler thread and the per-run summary (M5).
 
-One background thread wakes every ``interval_s`` (scheduled on ``time.monotonic``),
-asks each back-end to append one :class:`~tokcaliper.model.telemetry.TelemetrySample`
+One background thread wakes every ``interval_s`` (default 0.1 s = 10 Hz), scheduled
+on ``time.perf_counter`` — the load generator's clock (:mod:`tokcaliper.load.driver`),
+so sample times and request times share one time axis — asks each back-end to append one :class:`~tokcaliper.model.telemetry.TelemetrySample`
 per device, and sleeps again. A sample is also taken synchronously when the run
 starts and when it ends, so "clock at start" and "clock at end" (M2 covariates)
 are read at the run's edges even for runs shorter than one interval.
@@ -17,33 +18,50 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
+
 from tokcaliper.model import warnings as W
+from tokcaliper.numbers import num
 from tokcaliper.model.telemetry import (
+    CLIENT_SATURATION_CORES,
+    GPU_KINDS,
     DeviceInfo,
     DeviceSummary,
     TelemetrySample,
     TelemetrySummary,
 )
+from tokcaliper.telemetry.amd import AmdSmiBackend
 from tokcaliper.telemetry.backend import Backend, BackendUnavailable
 from tokcaliper.telemetry.cpu import CpuBackend
 from tokcaliper.telemetry.nvml import NvmlBackend
+from tokcaliper.telemetry.process import ProcessBackend
+from tokcaliper.telemetry.procfs import process_cpu_share
+
+#: The sampler's clock: the load generator's (``time.perf_counter``).
+clock = time.perf_counter
+#: Default sampling interval, s (10 Hz; cost per tick in docs/telemetry.md).
+DEFAULT_INTERVAL_S = 0.1
+#: Shortest window over which ``cpu_share_max`` is taken, s: /proc CPU times count in
+#: 10 ms ticks (USER_HZ = 100), so one 0.1 s interval would be ±0.1 core.
+CPU_SHARE_WINDOW_S = 1.0
 
 __all__ = [
     "Backend",  # re-exported from telemetry.backend, where it is defined
     "BackendUnavailable",
+    "DEFAULT_INTERVAL_S",
     "TelemetrySampler",
+    "client_saturation",
     "default_backends",
     "measure_idle",
     "summarize",
     "summarize_device",
 ]
 
-GPU_KINDS = frozenset({"nvidia_gpu"})
-
-
 def default_backends() -> list[Backend]:
-    """The default back-ends: NVML (all GPUs, via ``pynvml``) then host CPU (psutil + RAPL)."""
-    return [NvmlBackend(), CpuBackend()]
+    """The default back-ends, in order: NVML (NVIDIA GPUs, ``pynvml``), AMD SMI (AMD GPUs,
+    ``amdsmi`` when it imports), the host CPU (/proc/stat, psutil, RAPL), and this
+    process (the load generator, ``/proc/self``). The managed server is added per run
+    with :meth:`TelemetrySampler.watch_process`."""
+    return [NvmlBackend(), AmdSmiBackend(), CpuBackend(), ProcessBackend(role="client")]
 
 
 def _iso_utc(t_wall: float | None) -> str | None:
@@ -55,6 +73,82 @@ def _iso_utc(t_wall: float | None) -> str | None:
 
 def _mean(xs: Sequence[float]) -> float | None:
     return math.fsum(xs) / len(xs) if xs else None
+
+
+def _at(xs: list[float | None] | None, i: int) -> float | None:
+    return xs[i] if xs is not None and i < len(xs) else None
+
+
+def _interval_mean(ss: Sequence[TelemetrySample], get) -> float | None:  # type: ignore[no-untyped-def]
+    """Mean of a per-interval reading weighted by each interval's length: sample i
+    covers (t[i-1], t[i]]; the first sample covers no known interval and is skipped."""
+    num = den = 0.0
+    for a, b in zip(ss, ss[1:]):
+        v = get(b)
+        dt = b.t_mono_s - a.t_mono_s
+        if v is not None and dt > 0:
+            num += v * dt
+            den += dt
+    if den > 0:
+        return num / den
+    vals = [get(x) for x in ss if get(x) is not None]
+    return _mean(vals)
+
+
+def _summarize_process(ss: Sequence[TelemetrySample], out: DeviceSummary) -> None:
+    """CPU time, share and RSS of a process device (no-op for devices without them)."""
+    cpu = [s for s in ss if s.cpu_time_s is not None]
+    if len(cpu) >= 2:
+        out.cpu_time_s = cpu[-1].cpu_time_s - cpu[0].cpu_time_s  # type: ignore[operator]
+        out.cpu_share_mean = process_cpu_share(cpu[0].cpu_time_s, cpu[-1].cpu_time_s,  # type: ignore[arg-type]
+                                               cpu[-1].t_mono_s - cpu[0].t_mono_s)
+        best: float | None = None
+        j = 0
+        for i, a in enumerate(cpu):  # every window of ≥ CPU_SHARE_WINDOW_S between samples
+            j = max(j, i + 1)
+            while j < len(cpu) and cpu[j].t_mono_s - a.t_mono_s < CPU_SHARE_WINDOW_S:
+                j += 1
+            if j == len(cpu):
+                break
+            share = process_cpu_share(a.cpu_time_s, cpu[j].cpu_time_s,  # type: ignore[arg-type]
+                                      cpu[j].t_mono_s - a.t_mono_s)
+            if share is not None and (best is None or share > best):
+                best = share
+        out.cpu_share_max = best if best is not None else out.cpu_share_mean
+    rss = [s.rss_bytes for s in ss if s.rss_bytes is not None]
+    if rss:
+        out.rss_peak_bytes, out.rss_end_bytes = max(rss), rss[-1]
+
+
+def client_saturation(
+    devices: Sequence[DeviceSummary], threshold_cores: float = CLIENT_SATURATION_CORES
+) -> tuple[bool | None, str | None]:
+    """Was the load generator itself saturated? (pure)
+
+    Args:
+        devices: a run's device summaries; the one with ``device == "client"`` and
+            ``kind == "process"`` is the load generator.
+        threshold_cores: flag at a mean CPU share ≥ this many cores (default
+            :data:`~tokcaliper.model.telemetry.CLIENT_SATURATION_CORES` = 0.9).
+
+    Returns:
+        ``(flag, line)``: ``flag`` None when the client was not sampled; ``line`` gives
+        the arithmetic, e.g. ``"client CPU 9.60 s / 10.0 s = 0.960 cores … ≥ 0.9: saturated: …"``.
+
+    Raises:
+        Nothing.
+    """
+    for d in devices:
+        if d.device == "client" and d.kind == "process" and d.cpu_share_mean is not None:
+            flag = d.cpu_share_mean >= threshold_cores
+            dur = d.cpu_time_s / d.cpu_share_mean if d.cpu_share_mean > 0 else None  # type: ignore[operator]
+            span = f"{num(d.cpu_time_s)} s / {num(dur)} s = " if dur else ""
+            peak = ("" if d.cpu_share_max is None
+                    else f" (max over {CPU_SHARE_WINDOW_S:g} s windows {num(d.cpu_share_max)})")
+            verdict = "saturated: its latencies are inflated" if flag else "not saturated"
+            return flag, (f"client CPU {span}{num(d.cpu_share_mean)} cores{peak} "
+                          f"{'≥' if flag else '<'} {threshold_cores:g}: {verdict}")
+    return None, None
 
 
 def summarize_device(info: DeviceInfo, samples: Iterable[TelemetrySample]) -> DeviceSummary:
@@ -70,8 +164,12 @@ def summarize_device(info: DeviceInfo, samples: Iterable[TelemetrySample]) -> De
         mean/max; energy (J) from the cumulative-counter delta (``energy_source =
         "counter"``) or else the trapezoidal integral of power over monotonic time
         (``"power_integral"``); temperatures (°C) at start/end/peak; the share of
-        samples showing each throttle reason. Where a device reports energy but not
-        power (CPU via RAPL), ``power_mean_w`` = energy / duration.
+        samples showing each throttle reason; the clock drop start → end. Where a
+        device reports energy but not power (CPU via RAPL), ``power_mean_w`` = energy
+        / duration. Host CPU (kind ``"cpu"``): utilisation, per-core utilisation and
+        steal share are means weighted by each sample's interval. Processes (kind
+        ``"process"``): CPU time, mean share (ΔCPU / Δt, cores), the highest share
+        over any window of ≥ :data:`CPU_SHARE_WINDOW_S`, peak and last RSS.
 
     Raises:
         Nothing; metrics with no data stay ``None``.
@@ -95,6 +193,9 @@ def summarize_device(info: DeviceInfo, samples: Iterable[TelemetrySample]) -> De
         out.clock_start_mhz, out.clock_end_mhz = clocks[0], clocks[-1]
         out.clock_mean_mhz = _mean(clocks)
         out.clock_min_mhz, out.clock_max_mhz = min(clocks), max(clocks)
+        out.clock_drop_mhz = clocks[0] - clocks[-1]
+        if clocks[0] > 0:
+            out.clock_drop_pct = out.clock_drop_mhz / clocks[0]
     out.mem_clock_mean_mhz = _mean([s.mem_clock_mhz for s in ss if s.mem_clock_mhz is not None])
 
     powers = [s.power_w for s in ss if s.power_w is not None]
@@ -132,7 +233,19 @@ def summarize_device(info: DeviceInfo, samples: Iterable[TelemetrySample]) -> De
     if temps:
         out.temperature_start_c, out.temperature_end_c = temps[0], temps[-1]
         out.temperature_peak_c = max(temps)
-    out.utilization_mean_pct = _mean([s.utilization_pct for s in ss if s.utilization_pct is not None])
+    if info.kind == "cpu":
+        # Host readings cover the interval since the previous sample: weight by it.
+        out.utilization_mean_pct = _interval_mean(ss, lambda s: s.utilization_pct)
+        steal = _interval_mean(ss, lambda s: s.steal_pct)
+        out.steal_share = None if steal is None else steal / 100.0
+        width = max((len(s.core_utilization_pct) for s in ss if s.core_utilization_pct), default=0)
+        if width:
+            out.core_utilization_mean_pct = [
+                _interval_mean(ss, lambda s, i=i: _at(s.core_utilization_pct, i)) for i in range(width)
+            ]
+    else:
+        out.utilization_mean_pct = _mean([s.utilization_pct for s in ss if s.utilization_pct is not None])
+    _summarize_process(ss, out)
 
     masks = [s.throttle_mask for s in ss if s.throttle_mask is not None]
     out.throttle_samples = len(masks)
@@ -159,8 +272,9 @@ def summarize(
         interval_s: the sampling interval used, s.
 
     Returns:
-        :class:`TelemetrySummary` with ``devices`` filled and run start/end/duration taken
-        from the first and last sample; sampler bookkeeping fields keep their defaults.
+        :class:`TelemetrySummary` with ``devices`` filled, the client-saturation flag
+        (:func:`client_saturation`), and run start/end/duration taken from the first and
+        last sample; sampler bookkeeping fields keep their defaults.
 
     Raises:
         Nothing.
@@ -169,6 +283,7 @@ def summarize(
         interval_s=interval_s,
         devices=[summarize_device(d, samples) for d in devices],
     )
+    summary.client_saturated, summary.client_saturation = client_saturation(summary.devices)
     if samples:
         summary.started_at_utc = _iso_utc(samples[0].t_wall_s)
         summary.ended_at_utc = _iso_utc(samples[-1].t_wall_s)
@@ -181,7 +296,7 @@ class TelemetrySampler:
 
     Usage::
 
-        sampler = TelemetrySampler(interval_s=0.5)
+        sampler = TelemetrySampler()        # 10 Hz
         sampler.measure_idle(10)          # optional, before the load
         with sampler:
             run_the_load()
@@ -189,13 +304,14 @@ class TelemetrySampler:
         samples = sampler.samples         # list[TelemetrySample]
 
     The thread reads every device once per tick; ticks are scheduled on
-    ``time.monotonic()`` (wall time via ``time.time()`` is recorded alongside) and a
+    ``time.perf_counter()`` (wall time via ``time.time()`` is recorded alongside) and a
     tick that overruns skips the missed ones (counted in ``missed_ticks``) rather than
     bursting. Only the sample records are allocated per tick.
 
     Args:
-        interval_s: seconds between ticks (> 0).
-        backends: back-ends to use; ``None`` = :func:`default_backends` (NVML + CPU).
+        interval_s: seconds between ticks (> 0; default 0.1 = 10 Hz).
+        backends: back-ends to use; ``None`` = :func:`default_backends` (NVML, AMD SMI,
+            host CPU, the client process).
             A back-end whose ``open`` raises :class:`BackendUnavailable` is skipped
             and its reason kept (``summary().backend_errors``; for NVML also
             ``gpu_unavailable_reason``).
@@ -204,7 +320,7 @@ class TelemetrySampler:
         ValueError: ``interval_s`` is not positive.
     """
 
-    def __init__(self, interval_s: float = 0.5, backends: Sequence[Backend] | None = None) -> None:
+    def __init__(self, interval_s: float = DEFAULT_INTERVAL_S, backends: Sequence[Backend] | None = None) -> None:
         if not interval_s > 0:
             raise ValueError(f"interval_s must be > 0, got {interval_s!r}")
         self.interval_s = float(interval_s)
@@ -219,7 +335,22 @@ class TelemetrySampler:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._opened_once = False
+        self._extra: list[Backend] = []
+        self._backend_names: list[str] = []
         self._reset_counters()
+
+    def watch_process(self, pid: int, role: str = "server") -> None:
+        """Also sample process ``pid`` (CPU time, RSS) as device ``role`` from the next start.
+
+        The runner calls this with the managed server's pid.
+
+        Raises:
+            RuntimeError: the sampler is running.
+        """
+        if self._thread is not None:
+            raise RuntimeError("watch_process must be called before the sampler starts")
+        self._extra.append(ProcessBackend(pid=pid, role=role))
+        self._close()  # reopen with the new back-end at the next start
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -234,6 +365,7 @@ class TelemetrySampler:
         if self._backends is not None:
             return False
         backends = self._backend_arg if self._backend_arg is not None else default_backends()
+        backends = [*backends, *self._extra]
         opened: list[Backend] = []
         self._devices = []
         self._backend_errors = {}
@@ -250,6 +382,7 @@ class TelemetrySampler:
             opened.append(b)
             self._devices.extend(devs)
         self._backends = opened
+        self._backend_names = [getattr(b, "name", type(b).__name__) for b in opened]
         self._opened_once = True
         if any(d.kind in GPU_KINDS for d in self._devices):
             self._gpu_reason = None
@@ -270,7 +403,7 @@ class TelemetrySampler:
         self._backends = None
 
     def _tick(self, out: list[TelemetrySample]) -> None:
-        t_mono = time.monotonic()
+        t_mono = clock()
         t_wall = time.time()
         for b in self._backends or ():
             try:
@@ -279,7 +412,7 @@ class TelemetrySampler:
                 self._backend_errors.setdefault(
                     getattr(b, "name", type(b).__name__), f"sample failed: {type(exc).__name__}: {exc}"
                 )
-        cost = time.monotonic() - t_mono
+        cost = clock() - t_mono
         self._ticks += 1
         self._cost_sum += cost
         if cost > self._cost_max:
@@ -288,10 +421,10 @@ class TelemetrySampler:
     def _loop(self, t_first: float) -> None:
         interval = self.interval_s
         next_t = t_first + interval
-        while not self._stop.wait(max(0.0, next_t - time.monotonic())):
+        while not self._stop.wait(max(0.0, next_t - clock())):
             self._tick(self._samples)
             next_t += interval
-            now = time.monotonic()
+            now = clock()
             if next_t < now:
                 skipped = int((now - next_t) // interval) + 1
                 self._missed += skipped
@@ -309,7 +442,7 @@ class TelemetrySampler:
         self._samples = []
         self._reset_counters()
         self._stop.clear()
-        t_first = time.monotonic()
+        t_first = clock()
         self._tick(self._samples)
         self._thread = threading.Thread(
             target=self._loop, args=(t_first,), name="tokcaliper-telemetry", daemon=True
@@ -360,13 +493,13 @@ class TelemetrySampler:
         opened_here = self._open()
         saved = (self._ticks, self._missed, self._cost_sum, self._cost_max)
         samples: list[TelemetrySample] = []
-        t0 = time.monotonic()
+        t0 = clock()
         end = t0 + seconds
         next_t = t0
         try:
             while True:
                 self._tick(samples)
-                now = time.monotonic()
+                now = clock()
                 if now >= end:
                     break
                 next_t = min(next_t + self.interval_s, end)
@@ -383,7 +516,7 @@ class TelemetrySampler:
             elif s.power_mean_w is not None:
                 idle[d.device] = s.power_mean_w
         self._idle_power = idle
-        self._idle_duration = time.monotonic() - t0
+        self._idle_duration = clock() - t0
         return dict(idle)
 
     # -- results ---------------------------------------------------------------------
@@ -413,6 +546,7 @@ class TelemetrySampler:
         snapshot = list(self._samples)
         summary = summarize(snapshot, self._devices, self.interval_s)
         summary.gpu_unavailable_reason = self._gpu_reason
+        summary.backends = list(self._backend_names)
         summary.backend_errors = dict(self._backend_errors)
         summary.idle_power_w = dict(self._idle_power)
         summary.idle_duration_s = self._idle_duration
@@ -425,7 +559,7 @@ class TelemetrySampler:
 
 
 def measure_idle(
-    seconds: float, interval_s: float = 0.5, backends: Sequence[Backend] | None = None
+    seconds: float, interval_s: float = DEFAULT_INTERVAL_S, backends: Sequence[Backend] | None = None
 ) -> dict[str, float]:
     """Idle power per device, W, over ``seconds`` (see :meth:`TelemetrySampler.measure_idle`).
 
