@@ -34,6 +34,7 @@ Usage (from the repository root; about 3 minutes on 2 cores):
     python benchmarks/calibration.py                 # full grid, markdown tables
     python benchmarks/calibration.py --reps 4000 --json
     python benchmarks/calibration.py --quick         # small grid (seconds)
+    python benchmarks/calibration.py --from-json out.json   # tables of a saved --json run
 """
 
 from __future__ import annotations
@@ -494,7 +495,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=4000, help="experiments per grid cell")
     ap.add_argument("--quick", action="store_true", help="small grid (seconds)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--from-json", metavar="FILE", help="print the tables of a saved --json run")
     args = ap.parse_args(argv)
+    if args.from_json:
+        print(markdown(json.loads(Path(args.from_json).read_text())))
+        return 0
     t0 = time.perf_counter()
     if args.quick:
         cvs, ns, reps = (0.05, 0.15), (5, 20), min(args.reps, 1000)
