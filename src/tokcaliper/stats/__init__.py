@@ -7,6 +7,8 @@
 - :mod:`.paired`, :mod:`.equivalence`, :mod:`.multiple`, :mod:`.verdict_gate` — paired
   log ratios, TOST, Holm, the faster/slower/equivalent/inconclusive gate
 - :mod:`.ab` — the whole A/B analysis behind ``tokcaliper compare`` (docs/compare.md)
+- :mod:`.sequential` — always-valid stopping rule of ``--until-decided`` (docs/calibration.md)
+- :mod:`.variance_components` — restart-level against run-level variance, allocation
 """
 
 from tokcaliper.stats.compare import (
