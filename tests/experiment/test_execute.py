@@ -31,8 +31,8 @@ telemetry_interval_s = 0
 """
 
 
-def _spec(body: str):
-    return parse_experiment(body + LOAD, "test.toml")
+def _spec(body: str, load: str = LOAD):
+    return parse_experiment(body + load, "test.toml")
 
 
 def _run(spec, store, exp_id=None, **kw):
@@ -163,3 +163,49 @@ switch = "true"
             for arm in ("A", "B"):
                 reps = [r.repetition for r in sorted(measured, key=lambda r: r.position) if r.arm == arm]
                 assert reps == [0, 1, 2]
+
+
+def test_until_decided_stops_early_on_a_clear_difference(tmp_path):
+    # Arm B streams tokens twice as slowly: the sequential rule must stop well
+    # before the cap of 10 pairs with "slower", and say how many pairs it used.
+    spec = _spec(f'''
+runs_per_arm = 10
+warmup_runs = 0
+order = "abba"
+until_decided = true
+[[arms]]
+name = "fast"
+server_cmd = "{SERVE} --itl 0.004 --tokens 16"
+[[arms]]
+name = "slow"
+server_cmd = "{SERVE} --itl 0.012 --tokens 16"
+''', LOAD.replace("max_tokens = 4", "max_tokens = 16").replace("requests = 2", "requests = 4")
+            .replace("warmup = 0", "warmup = 2"))
+    with Store(tmp_path / "x.db") as store:
+        exp_id, result = _run(spec, store)
+        d = result.decision
+        assert d is not None and d.decided and d.verdict == "slower", d
+        assert 3 <= d.pairs_used < 10
+        measured = [r for r in store.session_runs(exp_id) if not r.warmup_run]
+        assert len(measured) == 2 * d.pairs_used
+        assert store.get_experiment(exp_id).status == "finished"
+        assert [o.kind for o in store.outcomes(exp_id)] == ["decided"]
+        an = analyze_experiment(store, exp_id)
+        assert an.sequential is not None and an.sequential.verdict == "slower"
+
+
+def test_until_decided_needs_two_interleaved_arms():
+    from tokcaliper.errors import InputError
+
+    with pytest.raises(InputError, match="until_decided needs exactly 2 arms in an interleaved order"):
+        _spec(f'''
+runs_per_arm = 4
+order = "blocked"
+until_decided = true
+[[arms]]
+name = "A"
+server_cmd = "{SERVE}"
+[[arms]]
+name = "B"
+server_cmd = "{SERVE}"
+''')

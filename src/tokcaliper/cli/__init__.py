@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 from typing import Annotated
 
@@ -46,6 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     stderr (``tokcaliper: error: …``) and its exit code; any other exception
     also becomes one line (set ``TOKCALIPER_DEBUG=1`` for the traceback).
     """
+    # Numerical libraries warn with a source path and a line of their code
+    # (division by zero in a degenerate test, a root finder that gave up); the
+    # figures they concern are already reported as undefined ("—"), so the raw
+    # warning is only noise. TOKCALIPER_DEBUG=1 shows them.
+    if not os.environ.get("TOKCALIPER_DEBUG"):
+        warnings.filterwarnings("ignore", module=r"(scipy|statsmodels|numpy)(\.|$)")
     command = typer_command()
     sys.unraisablehook = _quiet_interrupts(sys.unraisablehook)
     try:

@@ -87,19 +87,24 @@ def _show(exp_id: str, store, json_out: bool) -> None:  # type: ignore[no-untype
 def run_cmd(
     file: Annotated[Path, typer.Argument(help="Experiment file (TOML).")],
     on_mismatch: Annotated[str, typer.Option(help=_MISMATCH_HELP)] = "stop",
+    until_decided: Annotated[bool, typer.Option(
+        "--until-decided", help="Add pairs only until the sequential rule decides (runs_per_arm is the "
+                                "cap); keeps the stated error rates (docs/calibration.md).")] = False,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """Run an experiment file's arms in its declared order, store every run, then analyse."""
     from tokcaliper.errors import InputError
     from tokcaliper.experiment.execute import create_experiment
-    from tokcaliper.experiment.spec import load_experiment
+    from tokcaliper.experiment.spec import load_experiment, with_until_decided
     from tokcaliper.report.output import stderr
     from tokcaliper.store import Store
 
     if on_mismatch not in ("stop", "continue"):
         raise InputError(f"--on-mismatch must be stop or continue, got {on_mismatch!r}")
     spec = load_experiment(file)
+    if until_decided:
+        spec = with_until_decided(spec, str(file))
     source = file.read_text(encoding="utf-8")
     with Store(db) as store:
         exp_id = create_experiment(spec, source, store)

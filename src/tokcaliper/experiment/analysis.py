@@ -19,6 +19,7 @@ from tokcaliper.model.metrics import get_metric
 from tokcaliper.model.run import Run
 from tokcaliper.stats.ab import MultiComparison, analyze_samples, compare_metrics
 from tokcaliper.stats.describe import Description, describe
+from tokcaliper.stats.sequential import SequentialDecision
 from tokcaliper.store import Store
 from tokcaliper.store.sqlite import Outcome
 
@@ -80,6 +81,7 @@ class ExperimentAnalysis(BaseModel):
     outcomes: list[Outcome]
     arms: list[ArmSummary]
     comparisons: list[Comparison]
+    sequential: SequentialDecision | None = None
 
 
 def comparison_metrics(primary: str) -> list[str]:
@@ -116,10 +118,15 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
                                description=describe(values, a.name) if values else None))
     baseline = spec.arms[0].name
     comparisons = [_compare(spec, measured, baseline, a.name) for a in spec.arms[1:]]
+    sequential = None
+    if spec.until_decided:
+        from tokcaliper.experiment.execute import sequential_decision
+
+        sequential = sequential_decision(spec, runs)
     return ExperimentAnalysis(
         id=row.id, name=row.name, status=row.status, created_at=row.created_at, spec=spec,
         planned=spec.run_order(), runs=lines, outcomes=store.outcomes(row.id), arms=arms,
-        comparisons=comparisons,
+        comparisons=comparisons, sequential=sequential,
     )
 
 

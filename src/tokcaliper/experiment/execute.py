@@ -14,6 +14,7 @@ moment it finishes, :func:`execute_experiment` called again on the same id
 
 from __future__ import annotations
 
+import math
 import shlex
 import sys
 import time
@@ -25,6 +26,7 @@ from typing import Literal
 
 from tokcaliper.errors import ExperimentStopped, InputError, ServerError
 from tokcaliper.experiment.commands import fill_command, readback_matches
+from tokcaliper.experiment.samples import samples_from_runs
 from tokcaliper.experiment.order import schedule
 from tokcaliper.experiment.runner import RunPlace, RunSetup, measure_run
 from tokcaliper.experiment.spec import ArmSpec, ExperimentSpec
@@ -35,12 +37,14 @@ from tokcaliper.model.run import Run
 from tokcaliper.model.timestamps import utc_now_iso
 from tokcaliper.servers.counters import discover_model
 from tokcaliper.servers.local import find_local_llama, server_version
+from tokcaliper.model.metrics import get_metric
 from tokcaliper.servers.managed import ManagedServer, check_reachable, free_port, validate_base_url
+from tokcaliper.stats.sequential import SequentialDecision, sequential_step
 from tokcaliper.store import Store
 from tokcaliper.store.sqlite import Outcome
 
 __all__ = ["ExperimentEvents", "ExperimentResult", "Segment", "create_experiment",
-           "execute_experiment", "segments"]
+           "execute_experiment", "segments", "sequential_decision"]
 
 OnMismatch = Literal["stop", "continue"]
 
@@ -70,13 +74,16 @@ class ExperimentResult:
         experiment_id: the id (runs carry it as ``session``).
         runs: runs stored by this call, in order (warm-up runs included, flagged).
         outcomes: outcomes stored by this call.
-        pending: measured positions still missing afterwards (arms that failed).
+        pending: measured positions still missing afterwards (arms that failed,
+            or pairs not needed because the sequential rule decided).
+        decision: the sequential rule's last decision (``until_decided`` only).
     """
 
     experiment_id: str
     runs: list[Run] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)
     pending: list[int] = field(default_factory=list)
+    decision: SequentialDecision | None = None
 
 
 @dataclass(frozen=True)
@@ -291,6 +298,13 @@ def execute_experiment(
                     done.add(pos)
                     result.runs.append(run)
                     ev.on_run(run)
+                    if spec.until_decided:
+                        result.decision = sequential_decision(spec, [*stored, *result.runs])
+                        if result.decision is not None and result.decision.decided:
+                            outcome(pos, arm.name, "decided", result.decision.reason)
+                            raise _Decided
+            except _Decided:
+                break
             except ServerError as e:
                 outcome(None, arm.name, "run_failed", str(e))
                 if server.managed is None or switch_arms:
@@ -301,11 +315,38 @@ def execute_experiment(
         server.stop()
         all_positions = {p for p, _arm in spec.run_order()}
         result.pending = sorted(all_positions - done)
+        decided = result.decision is not None and result.decision.decided
         if finished:
-            store.set_experiment_status(exp_id, "finished" if not result.pending else "incomplete")
+            store.set_experiment_status(exp_id, "finished" if not result.pending or decided else "incomplete")
         elif store.get_experiment(exp_id).status == "running":
             store.set_experiment_status(exp_id, "stopped")
     return result
+
+
+class _Decided(Exception):
+    """The sequential rule decided: stop adding pairs (not an error)."""
+
+
+def sequential_decision(spec: ExperimentSpec, runs: list[Run]) -> SequentialDecision | None:
+    """The sequential rule on the complete pairs of ``runs`` (``until_decided`` experiments).
+
+    Pairs are the blocks of the run order holding a valid measured run of both
+    arms (:func:`tokcaliper.experiment.samples.samples_from_runs`); ``None``
+    before the first complete pair.
+    """
+    metric = get_metric(spec.metric)
+    triples = [(r.position, r.arm, v) for r in runs
+               if not r.warmup_run and r.valid and r.position is not None
+               and (v := metric.extract(r.metrics)) is not None and v > 0]
+    names = (spec.arms[0].name, spec.arms[1].name)
+    try:
+        pairs = samples_from_runs(triples, names, spec.order, len(spec.arms), metric=spec.metric)
+    except InputError:
+        return None  # no complete pair yet
+    log_ratios = [math.log(b / a) for a, b in zip(pairs.a, pairs.b)]
+    return sequential_step(log_ratios, alpha=spec.alpha, noise_band=spec.noise_band,
+                           margin=spec.equivalence_margin, higher_is_better=metric.higher_is_better,
+                           max_pairs=spec.runs_per_arm, effect=spec.effect)
 
 
 def _repetitions(spec: ExperimentSpec) -> dict[int, int]:

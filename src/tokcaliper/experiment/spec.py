@@ -238,6 +238,9 @@ class ExperimentSpec(_Strict):
         equivalence_margin: E for an "equivalent within ±E" verdict (TOST).
         noise_band: changes whose CI reaches within ±band are not called faster/slower.
         alpha: two-sided significance level.
+        until_decided: add pairs only until the sequential rule decides
+            (:mod:`tokcaliper.stats.sequential`); ``runs_per_arm`` is then the
+            cap. Two arms, interleaved order only.
     """
 
     name: str | None = None
@@ -255,6 +258,7 @@ class ExperimentSpec(_Strict):
     equivalence_margin: float | None = Field(None, gt=0, lt=1)
     noise_band: float = Field(0.01, ge=0, lt=1)
     alpha: float = Field(0.05, gt=0, lt=0.5)
+    until_decided: bool = False
 
     @field_validator("metric")
     @classmethod
@@ -286,6 +290,11 @@ class ExperimentSpec(_Strict):
             _check_command("server_cmd", self.server_cmd, _TOP_SERVER)
         if self.order == "random-blocks" and self.seed is None:
             raise KeyedValueError("order", "order = random-blocks needs a seed")
+        if self.until_decided and (len(self.arms) != 2 or self.order == "blocked"):
+            raise KeyedValueError("until_decided", "until_decided needs exactly 2 arms in an "
+                                                   "interleaved order (not blocked)")
+        if self.until_decided and self.runs_per_arm < 3:
+            raise KeyedValueError("runs_per_arm", "until_decided needs runs_per_arm ≥ 3 (the cap)")
         if self.order != "random-blocks" and self.seed is not None:
             raise KeyedValueError("seed", f"seed is used only by order = random-blocks, "
                                           f"not {self.order}")
@@ -429,6 +438,19 @@ def parse_experiment(text: str, source: str = "experiment file") -> ExperimentSp
         line = _line_of(loc, lines)
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise InputError(f"{source} line {line}: {_path_text(loc)}: {msg}{more}") from None
+
+
+def with_until_decided(spec: ExperimentSpec, source: str = "experiment file") -> ExperimentSpec:
+    """``spec`` with ``until_decided = true`` (``--until-decided``), validated again.
+
+    Raises:
+        InputError: the experiment cannot stop early (see :class:`ExperimentSpec`).
+    """
+    try:
+        return ExperimentSpec.model_validate({**spec.model_dump(), "until_decided": True})
+    except ValidationError as e:
+        loc, msg = _message(e.errors()[0])
+        raise InputError(f"{source}: --until-decided: {_path_text(loc)}: {msg}") from None
 
 
 def load_experiment(path: Path | str) -> ExperimentSpec:

@@ -59,6 +59,18 @@ def render_experiment(console: Console, an: ExperimentAnalysis) -> None:
                   num(None if d is None else d.std), percent(None if d is None else d.cv), ci)
     console.print(a)
 
+    if an.sequential is not None:
+        sq = an.sequential
+        fixed = "unknown" if sq.fixed_design_pairs is None else str(sq.fixed_design_pairs)
+        state = f"decided: {sq.verdict}" if sq.decided else "not decided yet"
+        console.print()
+        console.print(escape(
+            f"sequential rule (until decided): {state} after {sq.pairs_used} of at most "
+            f"{sq.max_pairs} pairs; the fixed design would use {fixed} pairs"))
+        console.print(escape(f"  {sq.reason}"))
+        for line in sq.arithmetic:
+            console.print(escape(f"  {line}"))
+
     for c in an.comparisons:
         console.print()
         if c.metrics is None:
