@@ -19,7 +19,7 @@ app.add_typer(experiment_app, name="experiment")
 _MISMATCH_HELP = "What a read-back mismatch does: stop (default; resume later) or continue (runs marked invalid)."
 
 
-def _execute(exp_id: str, spec, source_dir: Path | None, store, on_mismatch: str, json_out: bool):  # type: ignore[no-untyped-def]
+def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_mismatch: str, json_out: bool):  # type: ignore[no-untyped-def]
     """Run the pending positions with a live progress line; return the result."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -110,7 +110,7 @@ def run_cmd(
         exp_id = create_experiment(spec, source, store)
         stderr.print(f"experiment {exp_id}: {len(spec.run_order())} measured runs "
                      f"({spec.runs_per_arm} per arm, order {spec.order}); stored in {db}", markup=False)
-        _execute(exp_id, spec, file.resolve().parent, store, on_mismatch, json_out)
+        execute_with_progress(exp_id, spec, file.resolve().parent, store, on_mismatch, json_out)
         _show(exp_id, store, json_out)
 
 
@@ -131,7 +131,7 @@ def resume_cmd(
     with Store(db, create=False) as store:
         row = store.get_experiment(experiment_id)
         spec = ExperimentSpec.model_validate(row.spec)
-        _execute(row.id, spec, None, store, on_mismatch, json_out)
+        execute_with_progress(row.id, spec, None, store, on_mismatch, json_out)
         _show(row.id, store, json_out)
 
 

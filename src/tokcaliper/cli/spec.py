@@ -134,3 +134,81 @@ def log_cmd(
         console.print(f"limit: {LIMIT}")
 
     emit(payload, json_out, render)
+
+
+@spec_app.command("sweep")
+def sweep_cmd(
+    server_cmd: Annotated[Optional[str], typer.Option(
+        "--server-cmd", help="Server command with {k} for the draft window ({host}, {port}, {llama_server}, "
+                             "{smollm2} are filled in), e.g. \"{llama_server} -m {smollm2} -md {smollm2} "
+                             "--spec-type draft-simple --spec-draft-n-max {k} --host {host} --port {port} "
+                             "--metrics\".")] = None,
+    k: Annotated[Optional[str], typer.Option("--k", help="Windows to sweep, comma-separated (e.g. 2,4,8).")] = None,
+    repeat: Annotated[int, typer.Option("--repeat", "-r", help="Runs per k (≥ 2).")] = 3,
+    order: Annotated[str, typer.Option(help="Run order across k: abba, alternate, random-blocks (with --seed).")] = "abba",
+    seed: Annotated[Optional[int], typer.Option(help="Seed for --order random-blocks.")] = None,
+    warmup_runs: Annotated[int, typer.Option(help="Runs after each server start, stored and excluded.")] = 1,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Closed-loop streams.")] = 1,
+    requests: Annotated[int, typer.Option("--requests", "-n", help="Measured requests per run.")] = 4,
+    max_tokens: Annotated[int, typer.Option(help="Output tokens per request.")] = 128,
+    prompts: Annotated[Optional[Path], typer.Option(help="JSONL prompts (default: built-in set).")] = None,
+    experiment: Annotated[Optional[str], typer.Option(
+        "--experiment", help="Rebuild the table of a stored sweep (after `experiment resume`) instead of running.")] = None,
+    server_kind: Annotated[Optional[str], typer.Option("--server-kind", help=_KIND_HELP)] = None,
+    db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
+    json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+) -> None:
+    """Run each draft window k R times (an experiment: interleaved, resumable) and print the M7 table.
+
+    Per k: AL (mean, CV) from counter deltas, acceptance rate, AL/(k+1), throughput with its CV,
+    Welch's t between neighbouring k, best k by AL and by AL/(k+1), and the warning when they
+    differ. A k whose server does not start is a row with its reason (M8).
+    """
+    from tokcaliper.cli.experiment import execute_with_progress
+    from tokcaliper.experiment.analysis import analyze_experiment
+    from tokcaliper.experiment.execute import create_experiment
+    from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec
+    from tokcaliper.report.output import emit, stderr
+    from tokcaliper.report.spec_view import render_window_table
+    from tokcaliper.servers.spec_readers import SERVER_KINDS
+    from tokcaliper.spec.sweep import sweep_experiment, sweep_table
+    from tokcaliper.store import Store
+
+    if server_kind is not None and server_kind not in SERVER_KINDS:
+        raise InputError(f"--server-kind must be one of {', '.join(SERVER_KINDS)}, got {server_kind!r}")
+    if experiment is None:
+        if server_cmd is None or k is None:
+            raise InputError("give --server-cmd TEMPLATE and --k LIST (or --experiment ID of a stored sweep)")
+        try:
+            windows = [int(x) for x in k.split(",") if x.strip()]
+        except ValueError:
+            raise InputError(f"--k must be integers separated by commas, got {k!r}") from None
+        try:
+            load = LoadSpec(concurrency=concurrency, requests=requests, max_tokens=max_tokens,
+                            prompts=str(prompts) if prompts else None, idle_seconds=0.0)
+        except ValueError as e:
+            raise InputError(f"spec sweep: {e}") from None
+        spec = sweep_experiment(server_cmd, windows, runs_per_k=repeat, load=load, order=order, seed=seed,
+                                warmup_runs=warmup_runs)
+        store = Store(db)
+    else:
+        store = Store(db, create=False)
+    with store:
+        if experiment is None:
+            exp_id = create_experiment(spec, f"# tokcaliper spec sweep\n# {server_cmd}\n# k = {k}\n", store)
+            stderr.print(f"sweep experiment {exp_id}: {len(spec.run_order())} runs "
+                         f"({repeat} per k, order {order}); stored in {db}", markup=False)
+            execute_with_progress(exp_id, spec, None, store, "stop", json_out)
+        else:
+            exp_id = store.get_experiment(experiment).id
+        analysis = analyze_experiment(store, exp_id)
+        spec = ExperimentSpec.model_validate(analysis.spec.model_dump())
+        table = sweep_table(spec, store.session_runs(exp_id, with_requests=True), analysis.outcomes,
+                            server_kind)  # type: ignore[arg-type]
+
+    def render(console) -> None:  # type: ignore[no-untyped-def]
+        render_window_table(console, table)
+        console.print(f"experiment {exp_id}: `tokcaliper experiment show {exp_id}` has every run, outcome "
+                      "and the comparison of each k against the first", markup=False)
+
+    emit({"experiment": exp_id, "table": table, "comparisons": analysis.comparisons}, json_out, render)

@@ -1,0 +1,90 @@
+"""The draft-window sweep as an experiment (METHODS.md M6, M7, M8).
+
+A sweep over windows k is an experiment whose arms are the windows: one
+managed server per k from a command template with ``{k}``, run by the
+experiment runner, so run order, read-back, resume, failed starts (M8) and the
+comparison verdicts are the experiment's. This module only builds that
+experiment and turns its stored runs into the table of M7; it does no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tokcaliper.errors import InputError
+from tokcaliper.experiment.spec import ArmSpec, ExperimentSpec, LoadSpec
+from tokcaliper.model.run import Run
+from tokcaliper.servers.spec_readers import ServerKind
+from tokcaliper.spec.runs import run_acceptance
+from tokcaliper.spec.table import KInput, WindowTable, window_table
+from tokcaliper.store.sqlite import Outcome
+
+__all__ = ["arm_name", "sweep_experiment", "sweep_table"]
+
+
+def arm_name(k: int) -> str:
+    """The arm of window ``k`` (``"k=4"``)."""
+    return f"k={k}"
+
+
+def sweep_experiment(template: str, windows: Sequence[int], *, runs_per_k: int, load: LoadSpec,
+                     order: str = "abba", warmup_runs: int = 1, rest_s: float = 0.0,
+                     seed: int | None = None) -> ExperimentSpec:
+    """The experiment of a k sweep: one managed-server arm per window.
+
+    Args:
+        template: server command with ``{k}`` (and ``{host}``, ``{port}``,
+            ``{llama_server}``, ``{smollm2}``), e.g. ``"{llama_server} -m {smollm2}
+            -md {smollm2} --spec-draft-n-max {k} --host {host} --port {port} --metrics"``.
+        windows: the k values (≥ 1, distinct; at least 2).
+        runs_per_k: runs per window (≥ 2). load: the load of every run.
+        order: run order across windows (interleaved by default; ``abba`` restarts
+            the server half as often as ``alternate``).
+
+    Raises:
+        InputError: no ``{k}`` in the template, fewer than 2 or repeated windows,
+            or anything the experiment file would refuse.
+    """
+    if "{k}" not in template:
+        raise InputError("the sweep's --server-cmd needs {k} where the draft window goes "
+                         "(e.g. --spec-draft-n-max {k})")
+    ks = list(windows)
+    if len(ks) < 2 or len(set(ks)) != len(ks) or any(k < 1 for k in ks):
+        raise InputError(f"a sweep needs at least 2 distinct windows k ≥ 1, got {ks}")
+    arms = [ArmSpec(name=arm_name(k), server_cmd=template.replace("{k}", "{value}"), value=k) for k in ks]
+    data = {"name": f"draft-window sweep k = {', '.join(map(str, ks))}", "arms": arms, "load": load,
+            "runs_per_arm": runs_per_k, "warmup_runs": warmup_runs, "rest_s": rest_s,
+            "order": order, "seed": seed}
+    try:
+        return ExperimentSpec.model_validate(data)
+    except ValueError as e:
+        raise InputError(f"spec sweep: {e}") from None
+
+
+def sweep_table(spec: ExperimentSpec, runs: Sequence[Run], outcomes: Sequence[Outcome],
+                kind: ServerKind | None = None) -> WindowTable:
+    """The M7 table of a stored sweep: per k, AL and acceptance from counter deltas, throughput.
+
+    Only valid, measured runs count (warm-ups excluded). A k whose server never
+    started is a row with the reason (M8); a k with runs but no speculative
+    counters is a failed row saying so.
+    """
+    inputs = []
+    for arm in spec.arms:
+        k = int(arm.value)  # type: ignore[arg-type]
+        mine = [r for r in runs if r.arm == arm.name and not r.warmup_run and r.valid]
+        failed = next((o.reason for o in outcomes if o.arm == arm.name and o.kind == "failed_start"), None)
+        acc = [run_acceptance(r, kind, k=k) for r in mine]
+        als = [a.metrics.al for a in acc if a.metrics is not None and a.metrics.al is not None]
+        rates = [a.metrics.acceptance_rate for a in acc
+                 if a.metrics is not None and a.metrics.acceptance_rate is not None]
+        tput = [r.metrics.aggregate_output_tok_s for r in mine if r.metrics.aggregate_output_tok_s]
+        if not als:
+            why = failed or next((a.unavailable for a in acc if a.unavailable), None) or "no measured runs"
+            inputs.append(KInput(k=k, failed=why))
+            continue
+        inputs.append(KInput(
+            k=k, al_samples=als, acceptance_rate=sum(rates) / len(rates) if rates else None,
+            throughput_samples=[float(x) for x in tput],  # type: ignore[misc]
+        ))
+    return window_table(inputs, spec.name or "sweep")
