@@ -138,3 +138,19 @@ def test_bad_csv_input_is_one_line_exit_2(tmp_path, capsys):
     assert rc == 2 and "does not exist" in one_error_line(err)
     rc, _, err = cli(capsys, "analyze", "--csv", str(f))
     assert rc == 2 and "needs --value" in one_error_line(err)
+
+
+def test_csv_names_print_literally_not_as_rich_markup(tmp_path, capsys):
+    # Column names and --unit are the user's text: brackets in them must print as written
+    # (unescaped, "[/red]" would even raise rich's MarkupError: closing tag with no opening one).
+    r = DATA["runs"]
+    lines = ["tok_s,[bold]x[/red],[red]host"]
+    lines += [f"{v},{c},box1" for v, c in zip(r["per_stream_tok_s"], r["sm_clock_start_mhz"])]
+    f = tmp_path / "runs.csv"
+    f.write_text("\n".join(lines) + "\n")
+    rc, out, _ = cli(capsys, "analyze", "--csv", str(f), "--value", "tok_s", "--unit", "[i]tok/s[/b]")
+    assert rc == 0
+    flat = " ".join(out.split())
+    assert "best explained by [bold]x[/red] (ρ = 0.94" in flat  # the sentence
+    assert flat.count("[bold]x[/red]") >= 2  # and the covariate table
+    assert "72.1 [i]tok/s[/b]" in flat and "column '[red]host' is not numeric" in flat

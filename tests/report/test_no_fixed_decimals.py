@@ -8,17 +8,26 @@ import tokcaliper
 SRC = Path(tokcaliper.__file__).parent
 #: a replacement field with a precision: {x:.1f}, {x:,.0f}, {x:.4g}, {x:.2e}, {x:.1%}
 FIXED = re.compile(r"\{[^{}]*:[^{}]*\.\d+[fge%]\}")
-#: the packages that compute or render figures (audit/ is checked by its own owners)
-PACKAGES = ("stats", "report", "cli", "telemetry", "servers")
+#: every package: all of them compute, render or report figures (data/ holds only data files)
+PACKAGES = ("stats", "report", "cli", "telemetry", "servers", "audit", "spec", "experiment", "load", "model",
+            "store", "data")
+#: the one module allowed to format with a fixed precision
+FORMATTER = SRC / "numbers.py"
+
+
+def test_every_package_is_checked():
+    packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert packages == set(PACKAGES)
 
 
 def test_no_fixed_precision_formatting_outside_the_formatter():
     offenders = []
-    for pkg in PACKAGES:
-        for path in sorted((SRC / pkg).rglob("*.py")):
-            for i, line in enumerate(path.read_text().splitlines(), 1):
-                if FIXED.search(line):
-                    offenders.append(f"{path.relative_to(SRC)}:{i}: {line.strip()}")
+    paths = [p for p in sorted(SRC.glob("*.py")) if p != FORMATTER]  # errors.py, __main__.py, ...
+    paths += [p for pkg in PACKAGES for p in sorted((SRC / pkg).rglob("*.py"))]
+    for path in paths:
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if FIXED.search(line):
+                offenders.append(f"{path.relative_to(SRC)}:{i}: {line.strip()}")
     assert offenders == []
 
 

@@ -109,6 +109,14 @@ def test_spec_table_cli_json_matches_text(capsys):
     assert f"×{t['rows'][2]['relative_to_best']:.2f}" == "×1.83"
 
 
+
+def test_spec_table_prints_user_text_literally(tmp_path, capsys):
+    # a failure reason with brackets is the user's text, not rich markup ("[/red]" alone would raise)
+    f = tmp_path / "t.csv"
+    f.write_text("k,al,failed\n3,3.1,\n5,4.7,\n9,,[/red] OOM [bold]\n")
+    assert main(["spec", "table", str(f)]) == 0
+    assert "failed to start: [/red] OOM [bold]" in capsys.readouterr().out
+
 def test_spec_table_bad_file(tmp_path, capsys):
     bad = tmp_path / "t.json"
     bad.write_text("{not json")

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError
+from tokcaliper.numbers import num, percent
 from tokcaliper.report.output import emit
 
 if TYPE_CHECKING:
@@ -183,31 +184,36 @@ def runs_table(loaded: list[Run], source: str, metric: str, arm: Optional[str]) 
                     run_ids=[r.id for r in kept if r.id is not None], notes=notes)
 
 
+def _signed2(x: float | None) -> str:
+    """A signed correlation or effect size to two decimals (``+0.94``); None → "—"."""
+    return num(x, 2, min_decimals=2, signed=True)
+
+
 def _render(rep: AnalyzeReport, console: Console) -> None:
     console.print(f"[bold]tokcaliper analyze[/bold] — {escape(rep.source)}")
     a: Analysis | None = rep.analysis
     if a is not None:
         console.print(escape(a.sentence))
         d = a.description
-        cv = "—" if d.cv is None else f"{d.cv:.1%}"
-        console.print(escape(f"all runs: n = {d.n}, mean {d.mean:.4g} {a.unit}, CV {cv}, "
-                             f"min {d.min:.4g}, max {d.max:.4g}"))
+        cv = percent(d.cv)
+        console.print(escape(f"all runs: n = {d.n}, mean {num(d.mean, 4)} {a.unit}, CV {cv}, "
+                             f"min {num(d.min, 4)}, max {num(d.max, 4)}"))
         s = a.split
         for name, g in (("low", s.low), ("high", s.high)):
-            gcv = "—" if g.cv is None else f"{g.cv:.1%}"
-            console.print(escape(f"  {name} group: n = {g.n}, mean {g.mean:.4g}, CV {gcv}"))
-        gap = "" if s.gap_over_within_sd is None else f" = {s.gap_over_within_sd:.1f} within-group sd"
+            gcv = percent(g.cv)
+            console.print(escape(f"  {name} group: n = {g.n}, mean {num(g.mean, 4)}, CV {gcv}"))
+        gap = ("" if s.gap_over_within_sd is None
+               else f" = {num(s.gap_over_within_sd, 2, min_decimals=1)} within-group sd")
         console.print(escape(
-            f"best split at {s.threshold:.4g}: gap {s.gap:.3g}{gap}; R² = {s.r2:.3f}, "
-            f"p = {s.p:.2g} (Monte Carlo, {s.null_draws:,} normal samples of n = {s.n}; α/2 = {s.alpha:g})"))
+            f"best split at {num(s.threshold, 4)}: gap {num(s.gap, 3)}{gap}; R² = {num(s.r2, 3, min_decimals=3)}, "
+            f"p = {num(s.p, 2)} (Monte Carlo, {s.null_draws:,} normal samples of n = {s.n}; α/2 = {s.alpha:g})"))
         if a.covariates:
             t = Table(title="covariates, strongest first (Spearman ρ with the metric)", title_justify="left")
             for col in ("covariate", "measured", "n", "ρ", "p", "p (Holm)", "separates groups r"):
                 t.add_column(col, justify="right" if col not in ("covariate", "measured") else "left")
             for r in a.covariates:
-                t.add_row(escape(r.label), r.measured, str(r.n), f"{r.rho:+.2f}", f"{r.p:.2g}",
-                          "—" if r.p_holm is None else f"{r.p_holm:.2g}",
-                          "—" if r.separation is None else f"{r.separation:+.2f}")
+                t.add_row(escape(r.label), r.measured, str(r.n), _signed2(r.rho), num(r.p, 2),
+                          num(r.p_holm, 2), _signed2(r.separation))
             console.print(t)
         for name, why in a.skipped_covariates.items():
             console.print(escape(f"not ranked: {name}: {why}"), style="dim")
@@ -215,9 +221,9 @@ def _render(rep: AnalyzeReport, console: Console) -> None:
             dr = a.drift
             verdict = "drift" if dr.drifting else "no monotonic drift"
             console.print(escape(
-                f"run order: {verdict} (Mann–Kendall S = {dr.s}, τ = {dr.tau:+.2f}, p = {dr.p:.2g} "
-                f"{dr.method}, α/2 = {dr.alpha:g}; Theil–Sen slope {dr.slope_per_run:+.3g} per run, "
-                f"95% CI {dr.slope_ci95[0]:+.3g} to {dr.slope_ci95[1]:+.3g})"))
+                f"run order: {verdict} (Mann–Kendall S = {dr.s}, τ = {_signed2(dr.tau)}, p = {num(dr.p, 2)} "
+                f"{dr.method}, α/2 = {dr.alpha:g}; Theil–Sen slope {num(dr.slope_per_run, 3, signed=True)} per run, "
+                f"95% CI {num(dr.slope_ci95[0], 3, signed=True)} to {num(dr.slope_ci95[1], 3, signed=True)})"))
         for line in a.advice:
             console.print(f"[yellow]advice:[/yellow] {escape(line)}")
     adj: AdjustedComparison | None = rep.adjusted

@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError
+from tokcaliper.numbers import num
 from tokcaliper.spec.metrics import COST_PROXY, DEFINITIONS, LIMIT
 
 _DEFS = "\n\n".join(f"[bold]{escape(name)}[/]: {escape(formula)}" for name, formula in DEFINITIONS)
@@ -121,16 +122,17 @@ def log_cmd(
     payload = {"source": str(file), "windows": windows, "metrics": metrics, "limit": LIMIT}
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
-        console.print(f"{len(windows)} interval(s) in {file}; "
+        console.print(f"{len(windows)} interval(s) in {escape(str(file))}; "
                       f"accepted {sum(w.accepted for w in windows)} / drafted {sum(w.drafted for w in windows)}")
         if metrics is None:
             console.print("AL not recoverable: the log lines give no mean acceptance length")
         else:
             for line in metrics.arithmetic:
-                console.print(f"  {line}")
+                console.print(f"  {escape(line)}")
             if metrics.per_position:
-                console.print("  per-position acceptance: " + ", ".join(f"{p:.3f}" for p in metrics.per_position))
-            console.print(f"  ({metrics.counts.source})")
+                console.print("  per-position acceptance: "
+                              + ", ".join(num(p, 3, min_decimals=3) for p in metrics.per_position))
+            console.print(f"  ({escape(metrics.counts.source)})")
         console.print(f"limit: {LIMIT}")
 
     emit(payload, json_out, render)

@@ -2,58 +2,68 @@
 
 Renders the objects of :mod:`tokcaliper.spec`; computes nothing. Every figure
 is shown with its n and CV (or its counts), and each verdict with its arithmetic.
+Text that comes from the user or a server (table names, arm labels, failure
+reasons, notes) is escaped, so brackets in it print as written, not as rich markup.
 """
 
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from tokcaliper.numbers import num
 from tokcaliper.report.output import fmt, pct
 from tokcaliper.spec.metrics import AcceptanceMetrics
 from tokcaliper.spec.runs import AcceptanceAcrossRuns
 from tokcaliper.spec.table import WindowTable
 
 
+def _three(x: float | None) -> str:
+    """AL and acceptance per position to three decimals (``0.647``)."""
+    return num(x, 3, min_decimals=3)
+
+
 def _t(row_t) -> str:  # type: ignore[no-untyped-def]
     if row_t is None:
         return "—"
-    return f"{row_t.t:+.2f} (p={row_t.p:.2g})"
+    return f"{num(row_t.t, 2, min_decimals=2, signed=True)} (p={num(row_t.p, 2)})"
 
 
 def render_window_table(console: Console, table: WindowTable) -> None:
     """The per-k table, bests, warning, arithmetic, proxy note and limit."""
-    title = f"draft-window table{f' — {table.name}' if table.name else ''}"
+    title = f"draft-window table{f' — {escape(table.name)}' if table.name else ''}"
     t = Table(title=title, title_justify="left")
     for col in ("k", "AL", "AL CV (n)", "acceptance rate", "AL/(k+1)", "vs best", "throughput tok/s (CV)",
                 "Welch t AL vs prev k", "notes"):
         t.add_column(col, justify="right" if col != "notes" else "left")
     for r in table.rows:
         if r.failed is not None:
-            t.add_row(str(r.k), "—", "—", "—", "—", "—", "—", "—", f"failed to start: {r.failed}")
+            t.add_row(str(r.k), "—", "—", "—", "—", "—", "—", "—", escape(f"failed to start: {r.failed}"))
             continue
         n = f" (n={r.al_n})" if r.al_n else ""
         cv = f"{pct(r.al_cv)}{n}" if r.al_cv is not None else (n.strip(" ()") or "—")
         tp = "—" if r.throughput is None else f"{fmt(r.throughput, 4)} ({pct(r.throughput_cv)})"
-        t.add_row(str(r.k), fmt(r.al, 4), cv, pct(r.acceptance_rate), f"{r.al_per_position:.3f}",
-                  f"×{r.relative_to_best:.2f}" if r.relative_to_best else "—", tp, _t(r.welch_al_vs_prev),
-                  "; ".join(r.notes))
+        t.add_row(str(r.k), fmt(r.al, 4), cv, pct(r.acceptance_rate), _three(r.al_per_position),
+                  f"×{num(r.relative_to_best, 2, min_decimals=2)}" if r.relative_to_best else "—", tp,
+                  _t(r.welch_al_vs_prev),
+                  escape("; ".join(r.notes)))
     console.print(t)
     console.print(f"best k by AL: {table.best_k_by_al}; best k by AL/(k+1): {table.best_k_by_al_per_position}")
     if table.warning:
-        console.print(f"[bold yellow]warning:[/] {table.warning}")
+        console.print(f"[bold yellow]warning:[/] {escape(table.warning)}")
     for line in table.arithmetic:
-        console.print(f"  {line}")
+        console.print(f"  {escape(line)}")
     if table.uncertainty:
-        console.print(f"uncertainty: {table.uncertainty}")
-    console.print(f"proxy: {table.cost_proxy}")
-    console.print(f"limit: {table.limit}")
+        console.print(f"uncertainty: {escape(table.uncertainty)}")
+    console.print(f"proxy: {escape(table.cost_proxy)}")
+    console.print(f"limit: {escape(table.limit)}")
 
 
 def _metrics_line(m: AcceptanceMetrics | None) -> str:
     if m is None or m.al is None:
         return "—"
-    return (f"AL {m.al:.4f}, rate {pct(m.acceptance_rate)}, k_eff {fmt(m.k_eff, 4)}, "
+    return (f"AL {num(m.al, 4, min_decimals=4)}, rate {pct(m.acceptance_rate)}, k_eff {fmt(m.k_eff, 4)}, "
             f"AL/(k+1) {fmt(m.tokens_per_position, 4)} (drafts {m.counts.drafts:g}, drafted "
             f"{m.counts.draft_tokens:g}, accepted {m.counts.accepted:g})")
 
@@ -61,33 +71,34 @@ def _metrics_line(m: AcceptanceMetrics | None) -> str:
 def render_runs_acceptance(console: Console, res: AcceptanceAcrossRuns) -> None:
     """Per-run acceptance, per-request distribution, flags, and mean/CV/MDE across runs."""
     for r in res.runs:
-        console.print(f"run #{r.run_id} ({r.server_kind or 'unknown server'}, arm {r.arm}): {_metrics_line(r.metrics)}")
+        console.print(f"run #{r.run_id} ({escape(r.server_kind or 'unknown server')}, arm {escape(r.arm)}): "
+                      f"{escape(_metrics_line(r.metrics))}")
         if r.metrics is not None:
             for line in r.metrics.arithmetic:
-                console.print(f"    {line}")
+                console.print(f"    {escape(line)}")
             if r.metrics.per_position:
-                console.print("    per-position acceptance: " + ", ".join(f"{p:.3f}" for p in r.metrics.per_position))
+                console.print("    per-position acceptance: " + ", ".join(_three(p) for p in r.metrics.per_position))
         if r.unavailable:
-            console.print(f"    counters: {r.unavailable}")
+            console.print(f"    counters: {escape(r.unavailable)}")
         if r.request_al is not None:
             d = r.request_al
-            console.print(f"    per request: AL mean {d.mean:.3f} (n={d.n}, CV {pct(d.cv)}, min {d.min:.3f}, "
-                          f"max {d.max:.3f}) = output tokens ÷ target passes")
+            console.print(f"    per request: AL mean {_three(d.mean)} (n={d.n}, CV {pct(d.cv)}, min {_three(d.min)}, "
+                          f"max {_three(d.max)}) = output tokens ÷ target passes")
         if r.pooled_requests is not None and r.pooled_requests.al is not None:
             p = r.pooled_requests
-            console.print(f"    requests summed: {p.output_tokens} tokens / {p.verify_steps} passes = AL {p.al:.3f}"
+            console.print(f"    requests summed: {p.output_tokens} tokens / {p.verify_steps} passes = AL {_three(p.al)}"
                           + (f", accepted {p.accepted}/{p.draft_tokens} = {pct(p.acceptance_rate)}"
                              if p.acceptance_rate is not None else ""))
         for f in r.red_flags:
-            console.print(f"    [bold red]red flag:[/] {f.finding} → {f.message}")
+            console.print(f"    [bold red]red flag:[/] {escape(f.finding)} → {escape(f.message)}")
     if res.metrics:
         t = Table(title=f"across {len(res.runs)} run(s)", title_justify="left")
         for col in ("metric", "n", "mean", "CV", "MDE (n per arm)"):
             t.add_column(col, justify="right" if col != "metric" else "left")
         for m in res.metrics:
-            t.add_row(m.name, str(m.n), fmt(m.mean, 4), pct(m.cv), pct(m.mde))
+            t.add_row(escape(m.name), str(m.n), fmt(m.mean, 4), pct(m.cv), pct(m.mde))
         console.print(t)
         console.print("MDE = 2·CV·√(2/n): smallest difference two arms of n runs each resolve (≈95%, quick formula).")
     if res.ruler:
-        console.print(res.ruler)
-    console.print(f"limit: {res.limit}")
+        console.print(escape(res.ruler))
+    console.print(f"limit: {escape(res.limit)}")

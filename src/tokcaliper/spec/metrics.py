@@ -31,6 +31,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from tokcaliper.numbers import num
+
 #: One line per metric, shown in ``tokcaliper spec --help`` and the docs.
 DEFINITIONS: tuple[tuple[str, str], ...] = (
     ("AL", "mean acceptance length = 1 + Δaccepted / Δdrafts (tokens per verification step, bonus token included)"),
@@ -99,6 +101,11 @@ def _n(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
+def _four(x: float) -> str:
+    """A quotient of counts to four decimals (at least four significant digits): ``3.0000``."""
+    return num(x, 4, min_decimals=4)
+
+
 def acceptance_metrics(counts: SpecCounts) -> AcceptanceMetrics:
     """AL, acceptance rate, per-position acceptance, k_eff and AL/(k_eff+1) of ``counts``.
 
@@ -116,15 +123,15 @@ def acceptance_metrics(counts: SpecCounts) -> AcceptanceMetrics:
         k_eff = t / d
         per_pos_cost = (d + a) / (d + t)
         per_pos = [x / d for x in counts.accepted_per_pos]
-        arith.append(f"AL = 1 + Δaccepted/Δdrafts = 1 + {_n(a)}/{_n(d)} = {al:.4f}")
-        arith.append(f"k_eff = Δdraft_tokens/Δdrafts = {_n(t)}/{_n(d)} = {k_eff:.4f}")
+        arith.append(f"AL = 1 + Δaccepted/Δdrafts = 1 + {_n(a)}/{_n(d)} = {_four(al)}")
+        arith.append(f"k_eff = Δdraft_tokens/Δdrafts = {_n(t)}/{_n(d)} = {_four(k_eff)}")
         arith.append(f"AL/(k_eff+1) = (Δdrafts+Δaccepted)/(Δdrafts+Δdraft_tokens) = "
-                     f"{_n(d + a)}/{_n(d + t)} = {per_pos_cost:.4f}")
+                     f"{_n(d + a)}/{_n(d + t)} = {_four(per_pos_cost)}")
     else:
         arith.append("Δdrafts = 0: no verification step had a draft; AL undefined")
     if t > 0:
         rate = a / t
-        arith.append(f"acceptance rate = Δaccepted/Δdraft_tokens = {_n(a)}/{_n(t)} = {rate:.4f}")
+        arith.append(f"acceptance rate = Δaccepted/Δdraft_tokens = {_n(a)}/{_n(t)} = {_four(rate)}")
     return AcceptanceMetrics(counts=counts, al=al, acceptance_rate=rate, per_position=per_pos,
                              k_eff=k_eff, tokens_per_position=per_pos_cost, arithmetic=arith)
 

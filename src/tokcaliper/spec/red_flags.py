@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from tokcaliper.numbers import num
+
 #: The message of the red flag, shared by ``spec show`` and audit check A1.
 PREDICTABLE = "output predictable by construction — this measures the drafter's copy rate, not the model"
 
@@ -78,5 +80,5 @@ def predictable_by_construction(*, al: float | None = None, k: float | None = No
         flags.append(RedFlag(code="all_accepted",
                              finding=f"acceptance rate 1.0: accepted == drafted ({accepted:g}/{drafted:g})"))
     if al_at_ceiling(al, k, tol):
-        flags.append(RedFlag(code="al_at_ceiling", finding=f"AL {al:.4g} = k + 1 = {k:g} + 1"))
+        flags.append(RedFlag(code="al_at_ceiling", finding=f"AL {num(al, 4, trim=True)} = k + 1 = {k:g} + 1"))
     return flags

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from tokcaliper.model.run import Run
+from tokcaliper.numbers import num, percent
 from tokcaliper.servers.spec_readers import ServerKind, detect_server_kind, request_acceptance, spec_counts
 from tokcaliper.spec.metrics import (
     LIMIT,
@@ -168,11 +169,12 @@ def across_runs(runs: Sequence[RunAcceptance]) -> AcceptanceAcrossRuns:
     if al is not None and tp is not None and al.mde is not None and tp.mde is not None:
         n = min(al.n, tp.n)
         if tp.mde > 0 and al.mde < tp.mde:
-            finer = f"×{tp.mde / al.mde:.1f} finer" if al.mde > 0 else "no run-to-run variation in AL"
-            ruler = (f"with n = {n} runs per arm, AL resolves differences of {100 * al.mde:.1f}% "
-                     f"(CV {100 * (al.cv or 0):.1f}%), throughput only {100 * tp.mde:.1f}% "
-                     f"(CV {100 * (tp.cv or 0):.1f}%): AL is the finer ruler ({finer})")
+            finer = (f"×{num(tp.mde / al.mde, 2, min_decimals=1)} finer" if al.mde > 0
+                     else "no run-to-run variation in AL")
+            ruler = (f"with n = {n} runs per arm, AL resolves differences of {percent(al.mde)} "
+                     f"(CV {percent(al.cv or 0)}), throughput only {percent(tp.mde)} "
+                     f"(CV {percent(tp.cv or 0)}): AL is the finer ruler ({finer})")
         else:
-            ruler = (f"with n = {n} runs per arm, AL resolves {100 * al.mde:.1f}% and throughput "
-                     f"{100 * tp.mde:.1f}%: AL is not the finer ruler here")
+            ruler = (f"with n = {n} runs per arm, AL resolves {percent(al.mde)} and throughput "
+                     f"{percent(tp.mde)}: AL is not the finer ruler here")
     return AcceptanceAcrossRuns(runs=list(runs), metrics=metrics, ruler=ruler)

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field, model_validator
 
 from tokcaliper.errors import InputError
+from tokcaliper.numbers import num
 from tokcaliper.spec.metrics import COST_PROXY, LIMIT
 from tokcaliper.spec.red_flags import PREDICTABLE, al_at_ceiling
 from tokcaliper.stats import WelchResult, describe, welch
@@ -137,6 +138,17 @@ class WindowTable(BaseModel):
     limit: str = LIMIT
 
 
+def _times(x: float | None) -> str:
+    """A "×" factor between k's tokens per verified position to two decimals, as the write-up
+    publishes it (``1.22``), at least two significant digits."""
+    return num(x, 2, min_decimals=2)
+
+
+def _three(x: float | None) -> str:
+    """AL/(k+1) to three decimals, as the write-up publishes it (``0.172``)."""
+    return num(x, 3, min_decimals=3)
+
+
 def _summary(mean: float | None, cv: float | None, n: int | None,
              samples: Sequence[float], what: str) -> tuple[float | None, float | None, int | None]:
     if samples:
@@ -174,14 +186,14 @@ def window_table(inputs: Sequence[KInput], name: str = "") -> WindowTable:
         assert al is not None
         row = KRow(k=inp.k, al=al, al_cv=al_cv, al_n=al_n, acceptance_rate=inp.acceptance_rate,
                    al_per_position=al / (inp.k + 1), throughput=tp, throughput_cv=tp_cv, throughput_n=tp_n)
-        arith.append(f"k={inp.k}: AL/(k+1) = {al:.4g}/{inp.k + 1} = {row.al_per_position:.3f}")
+        arith.append(f"k={inp.k}: AL/(k+1) = {num(al, 4, trim=True)}/{inp.k + 1} = {_three(row.al_per_position)}")
         if al < 1:
-            row.notes.append(f"AL {al:.4g} < 1: impossible when AL counts the bonus token (a source counting "
-                             "accepted drafts only reads 1 lower)")
+            row.notes.append(f"AL {num(al, 4, trim=True)} < 1: impossible when AL counts the bonus token "
+                             "(a source counting accepted drafts only reads 1 lower)")
         elif al > inp.k + 1 + PUBLISHED_AL_TOL:
-            row.notes.append(f"AL {al:.4g} > k + 1 = {inp.k + 1}: impossible")
+            row.notes.append(f"AL {num(al, 4, trim=True)} > k + 1 = {inp.k + 1}: impossible")
         elif al_at_ceiling(al, inp.k, PUBLISHED_AL_TOL):
-            row.notes.append(f"AL {al:.4g} = k + 1: {PREDICTABLE}")
+            row.notes.append(f"AL {num(al, 4, trim=True)} = k + 1: {PREDICTABLE}")
         if inp.acceptance_rate is not None and inp.acceptance_rate == 1.0:
             row.notes.append(f"acceptance rate 1.0: {PREDICTABLE}")
         if prev is not None:
@@ -202,13 +214,15 @@ def window_table(inputs: Sequence[KInput], name: str = "") -> WindowTable:
             assert r.al_per_position is not None and best_row.al_per_position is not None
             r.relative_to_best = best_row.al_per_position / r.al_per_position
             if r.k != best_pp:
-                arith.append(f"k={best_pp} over k={r.k}: {best_row.al_per_position:.4f}/{r.al_per_position:.4f} "
-                             f"= ×{r.relative_to_best:.2f} tokens per verified position")
+                arith.append(f"k={best_pp} over k={r.k}: {num(best_row.al_per_position, 4, min_decimals=4)}/"
+                             f"{num(r.al_per_position, 4, min_decimals=4)} = ×{_times(r.relative_to_best)} "
+                             "tokens per verified position")
         if best_al != best_pp:
             al_row = next(r for r in started if r.k == best_al)
-            warning = (f"{NOT_BEST_BUY}: k={best_al} has the highest AL ({al_row.al:.4g}), but k={best_pp} "
-                       f"yields ×{al_row.relative_to_best:.2f} its tokens per verified position "
-                       f"({best_row.al_per_position:.3f} vs {al_row.al_per_position:.3f})")
+            warning = (f"{NOT_BEST_BUY}: k={best_al} has the highest AL ({num(al_row.al, 4, trim=True)}), "
+                       f"but k={best_pp} "
+                       f"yields ×{_times(al_row.relative_to_best)} its tokens per verified position "
+                       f"({_three(best_row.al_per_position)} vs {_three(al_row.al_per_position)})")
     no_cv = [r.k for r in started if r.al_cv is None]
     uncertainty = None
     if no_cv:

@@ -34,6 +34,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
+from tokcaliper.numbers import num, percent
 from tokcaliper.stats.describe import require_finite_values
 
 __all__ = ["AdjustedComparison", "ArmEffect", "adjusted_comparison"]
@@ -218,28 +219,31 @@ def adjusted_comparison(
         cov_p = float(_st.ttest_ind(cb, ca, equal_var=False).pvalue)
         if cov_p < 0.05:
             warnings.append(
-                f"{covariate_name} differs between arms (Welch p = {cov_p:.3g}, means "
-                f"{ca.mean():.4g} vs {cb.mean():.4g}): if the arm can change it, adjusting removes "
+                f"{covariate_name} differs between arms (Welch p = {num(cov_p, 3)}, means "
+                f"{num(ca.mean(), 4)} vs {num(cb.mean(), 4)}): if the arm can change it, adjusting removes "
                 "part of the arm's own effect — use a covariate measured before the run starts")
     if explained < 0.25:
-        warnings.append(f"{covariate_name} explains only {explained:.0%} of the within-arm variance: "
+        warnings.append(f"{covariate_name} explains only {percent(explained, decimals=0)} of the within-arm variance: "
                         "the adjusted result adds little; read the unadjusted one")
     kind = "ratio B/A" if log else "difference B − A"
-    fmt_e = (lambda v: f"{v:.4f}") if log else (lambda v: f"{v:.4g}")
+    fmt_e = (lambda v: num(v, 4, min_decimals=4)) if log else (lambda v: num(v, 4))
     arithmetic = [
         f"arms: A = {a_name} (n={n_a}), B = {b_name} (n={n_b}); effect = {kind}"
         + ("; OLS on log(metric), effect = exp(β_arm)" if log else "; OLS on the metric"),
         f"unadjusted {un.model}: {fmt_e(un.effect)} [{fmt_e(un.ci[0])}, {fmt_e(un.ci[1])}] "
-        f"({1 - alpha:.0%} CI, t with {un.df} df), p = {un.p:.3g}, residual CV {un.residual_cv:.2%}",
+        f"({percent(1 - alpha, decimals=0)} CI, t with {un.df} df), p = {num(un.p, 3)}, "
+        f"residual CV {percent(un.residual_cv, decimals=2)}",
         f"adjusted {ad.model}: {fmt_e(ad.effect)} [{fmt_e(ad.ci[0])}, {fmt_e(ad.ci[1])}] "
-        f"({1 - alpha:.0%} CI, t with {ad.df} df), p = {ad.p:.3g}, residual CV {ad.residual_cv:.2%}",
-        f"{covariate_name} explains 1 − SSE_adj/SSE_unadj = 1 − {sse1:.4g}/{sse0:.4g} = {explained:.1%} "
-        f"of the within-arm variance; residual CV shrinks by {shrink:.1%}",
+        f"({percent(1 - alpha, decimals=0)} CI, t with {ad.df} df), p = {num(ad.p, 3)}, "
+        f"residual CV {percent(ad.residual_cv, decimals=2)}",
+        f"{covariate_name} explains 1 − SSE_adj/SSE_unadj = 1 − {num(sse1, 4)}/{num(sse0, 4)} = "
+        f"{percent(explained)} "
+        f"of the within-arm variance; residual CV shrinks by {percent(shrink)}",
     ]
     if un.mde_power is not None and ad.mde_power is not None:
         arithmetic.append(
             f"MDE at n={n_min} per arm, power {power:g}, α {alpha:g} (statsmodels TTestIndPower): "
-            f"{un.mde_power:.1%} unadjusted → {ad.mde_power:.1%} adjusted")
+            f"{percent(un.mde_power)} unadjusted → {percent(ad.mde_power)} adjusted")
     return AdjustedComparison(
         arms=(a_name, b_name), n=(n_a, n_b), covariate=covariate_name, log=log, alpha=alpha,
         unadjusted=un, adjusted=ad, variance_explained=explained, cv_shrink=shrink,

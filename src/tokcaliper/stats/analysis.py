@@ -12,12 +12,13 @@ given beside them.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
+from tokcaliper.numbers import num, percent
+from tokcaliper.numbers import ratio as fmt_ratio
 from tokcaliper.stats.clumps import SplitResult, best_split
 from tokcaliper.stats.covariates import CovariateRank, rank_covariates
 from tokcaliper.stats.describe import Description, describe
@@ -58,12 +59,9 @@ class Analysis(BaseModel):
     advice: list[str] = Field(default_factory=list)
 
 
-def _num(x: float, digits: int = 3) -> str:
-    """``digits`` significant figures in fixed notation (60.87 → 60.9, 1234.5 → 1,235)."""
-    if x == 0 or not math.isfinite(x):
-        return f"{x:g}"
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
-    return f"{x:,.{decimals}f}"
+def _two(x: float) -> str:
+    """A correlation or R² to two decimals, at least two significant digits (0.94, 0.0042)."""
+    return num(x, 2, min_decimals=2)
 
 
 def analyze_values(
@@ -105,31 +103,31 @@ def analyze_values(
     n = len(values)
     advice: list[str] = []
     if split.clumped:
-        ratio = "" if split.ratio is None else f", ×{split.ratio:.2f}"
-        head = (f"{n} runs form 2 groups ({_num(split.low.mean)} vs {_num(split.high.mean)}{u}{ratio}; "
-                f"n = {split.low.n} + {split.high.n}, split R² = {split.r2:.2f}, p = {split.p:.2g})")
+        ratio = "" if split.ratio is None else f", ×{fmt_ratio(split.ratio)}"
+        head = (f"{n} runs form 2 groups ({num(split.low.mean)} vs {num(split.high.mean)}{u}{ratio}; "
+                f"n = {split.low.n} + {split.high.n}, split R² = {_two(split.r2)}, p = {num(split.p, 2)})")
         strong = [r for r in ranked if r.measured != "during"] or ranked
         if strong:
             best = strong[0]
             rest = [r for r in ranked if r is not best]
-            head += f"; best explained by {best.label} (ρ = {best.rho:.2f}, p = {best.p:.2g})"
+            head += f"; best explained by {best.label} (ρ = {_two(best.rho)}, p = {num(best.p, 2)})"
             if rest:
-                head += f"; next: {rest[0].label} (ρ = {rest[0].rho:.2f})"
+                head += f"; next: {rest[0].label} (ρ = {_two(rest[0].rho)})"
             advice.append(f"find what sets {best.label} before each run and hold it fixed "
                           "(e.g. a longer, equal rest; locked clocks), or adjust for it (--adjust-for)")
         else:
             head += "; no recorded covariate to explain them"
             advice.append("record telemetry (clock and temperature at start, rest) to find the cause")
     else:
-        cv = "" if desc.cv is None else f", CV {desc.cv:.1%}"
-        head = (f"{n} runs form one cloud (mean {_num(desc.mean)}{u}{cv}; best split R² = {split.r2:.2f}, "
-                f"p = {split.p:.2g} ≥ {split.alpha:g})")
+        cv = "" if desc.cv is None else f", CV {percent(desc.cv)}"
+        head = (f"{n} runs form one cloud (mean {num(desc.mean)}{u}{cv}; best split R² = {_two(split.r2)}, "
+                f"p = {num(split.p, 2)} ≥ {split.alpha:g})")
         if ranked and ranked[0].p < alpha / 2:
-            head += f"; the metric follows {ranked[0].label} (ρ = {ranked[0].rho:.2f}, p = {ranked[0].p:.2g})"
+            head += f"; the metric follows {ranked[0].label} (ρ = {_two(ranked[0].rho)}, p = {num(ranked[0].p, 2)})"
     if drift is not None and drift.drifting:
-        rel = "" if drift.slope_per_run_rel is None else f" ({drift.slope_per_run_rel:+.1%} per run)"
-        head += (f". Drift over run order: Mann–Kendall τ = {drift.tau:.2f}, p = {drift.p:.2g}, "
-                 f"Theil–Sen slope {drift.slope_per_run:+.3g}{u} per run{rel}")
+        rel = "" if drift.slope_per_run_rel is None else f" ({percent(drift.slope_per_run_rel, signed=True)} per run)"
+        head += (f". Drift over run order: Mann–Kendall τ = {_two(drift.tau)}, p = {num(drift.p, 2)}, "
+                 f"Theil–Sen slope {num(drift.slope_per_run, 3, signed=True)}{u} per run{rel}")
         advice.append(drift.advice or "")
     return Analysis(metric=metric, unit=unit, n=n, description=desc, alpha=alpha, split=split,
                     groups=2 if split.clumped else 1, covariates=ranked, skipped_covariates=skipped,

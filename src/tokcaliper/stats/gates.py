@@ -43,6 +43,7 @@ from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
 from tokcaliper.model.telemetry import GPU_KINDS, DeviceSummary, TelemetrySummary
+from tokcaliper.numbers import num, percent
 
 if TYPE_CHECKING:
     from tokcaliper.model.run import Run
@@ -127,8 +128,9 @@ def _clock_rule(d: DeviceSummary, ref: float, threshold: float, share: float | N
     if share is not None:
         if share > max_share:
             return GateReason(code="clock_below_threshold", device=d.device, share=share,
-                              detail=f"{d.device}: clock below {threshold:.0%} of {ref:g} MHz "
-                                     f"(= {t:g} MHz) for {share:.1%} of the run (> {max_share:.0%})")
+                              detail=f"{d.device}: clock below {percent(threshold, decimals=0)} of {ref:g} MHz "
+                                     f"(= {t:g} MHz) for {percent(share)} of the run "
+                                     f"(> {percent(max_share, decimals=0)})")
         return None
     if d.clock_min_mhz is None or d.clock_min_mhz >= t:
         return None
@@ -139,9 +141,9 @@ def _clock_rule(d: DeviceSummary, ref: float, threshold: float, share: float | N
         return None
     return GateReason(
         code="clock_below_threshold", device=d.device, share=bound, share_is_bound=True,
-        detail=(f"{d.device}: clock fell to {d.clock_min_mhz:g} MHz, below {threshold:.0%} of "
-                f"{ref:g} MHz (= {t:g} MHz); time share ≥ {bound:.1%} "
-                f"(bound (T − mean)/(T − min) from mean {d.clock_mean_mhz} MHz)"),
+        detail=(f"{d.device}: clock fell to {d.clock_min_mhz:g} MHz, below {percent(threshold, decimals=0)} of "
+                f"{ref:g} MHz (= {t:g} MHz); time share ≥ {percent(bound)} "
+                f"(bound (T − mean)/(T − min) from mean {num(d.clock_mean_mhz, 4, grouping=False)} MHz)"),
     )
 
 
@@ -220,12 +222,12 @@ def gate_telemetry(
                 if sh > 0:
                     reasons.append(GateReason(
                         code=f"slowdown:{reason}", device=d.device, share=sh,
-                        detail=f"{d.device}: {reason} active in {sh:.1%} of "
+                        detail=f"{d.device}: {reason} active in {percent(sh)} of "
                                f"{d.throttle_samples} samples"))
             for reason in _NOTED_REASONS:
                 sh = d.throttle_share.get(reason, 0.0)
                 if sh > 0:
-                    notes.append(f"{d.device}: {reason} active in {sh:.1%} of samples (not a flag)")
+                    notes.append(f"{d.device}: {reason} active in {percent(sh)} of samples (not a flag)")
         if s.client_saturated:
             reasons.append(GateReason(
                 code="client_saturated", device="client",

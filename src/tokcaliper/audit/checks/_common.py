@@ -68,7 +68,7 @@ def fixed(x: float, decimals: int = 3) -> str:
     if not math.isfinite(x):
         return "—"
     if abs(x) >= SCI_ABOVE:
-        return f"{x:.2e}"
+        return num(x, 3)  # scientific, three significant digits
     return f"{x:.{decimals}f}"
 
 

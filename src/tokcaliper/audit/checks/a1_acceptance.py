@@ -28,6 +28,7 @@ Formulas:
 
 from __future__ import annotations
 
+from tokcaliper import numbers as fmt
 from tokcaliper.audit.checks._common import CheckContext, fixed, na, num, worst
 from tokcaliper.audit.constants import (
     A1_ALL_ACCEPTED_ALPHA,
@@ -44,6 +45,11 @@ CHECK, TITLE = "A1", "acceptance length ÷ draft window"
 
 #: Published AL is rounded (typically to 2 decimals): AL within this of k or k + 1 sits at the bound.
 A1_AL_ROUNDING = 0.005
+
+
+def _p(p: float) -> str:
+    """An implied per-position acceptance probability to three decimals (``0.930``)."""
+    return fmt.num(p, 3, min_decimals=3)
 
 
 def implied_accept_p(al: float, k: int) -> float:
@@ -143,16 +149,16 @@ def check(ctx: CheckContext) -> Verdict:
         else:
             p = implied_accept_p(al, k)
             inputs["implied_accept_p"] = p
-            arith.append(f"solve (1 − p^{k + 1}) / (1 − p) = {num(al, 4)} → p = {p:.3f} per position")
+            arith.append(f"solve (1 − p^{k + 1}) / (1 − p) = {num(al, 4)} → p = {_p(p)} per position")
             if p >= A1_FAIL_P:
                 statuses.append(Status.FAIL)
-                findings.append(f"implied acceptance p = {p:.3f} ≥ {A1_FAIL_P}: near-perfect prediction")
+                findings.append(f"implied acceptance p = {_p(p)} ≥ {A1_FAIL_P}: near-perfect prediction")
             elif p >= A1_WARN_P:
                 statuses.append(Status.WARN)
-                findings.append(f"implied acceptance p = {p:.3f} ≥ {A1_WARN_P}, above the published 0.93")
+                findings.append(f"implied acceptance p = {_p(p)} ≥ {A1_WARN_P}, above the published 0.93")
             else:
                 statuses.append(Status.PASS)
-                findings.append(f"AL/k = {fixed(ratio)} (p = {p:.3f}) is in the range real tasks give")
+                findings.append(f"AL/k = {fixed(ratio)} (p = {_p(p)}) is in the range real tasks give")
     elif al is not None:
         arith.append(f"{al_label} = {num(al, 4)}; window k not published → AL/k not computable")
         findings.append("draft window k not published")
@@ -172,7 +178,8 @@ def check(ctx: CheckContext) -> Verdict:
             elif all_drafts_accepted(drafted, accepted):
                 chance = A1_WARN_P ** drafted
                 inputs["chance_all_accepted"] = chance
-                arith.append(f"P(all {drafted} accepted | p ≤ {A1_WARN_P}) = {A1_WARN_P}^{drafted} = {chance:.2g}")
+                arith.append(f"P(all {drafted} accepted | p ≤ {A1_WARN_P}) = {A1_WARN_P}^{drafted} = "
+                             f"{fmt.num(chance, 2)}")
                 if chance < A1_ALL_ACCEPTED_ALPHA:
                     statuses.append(Status.FAIL)
                     findings.append(f"accepted == drafted ({accepted}/{drafted}): every draft token accepted — "

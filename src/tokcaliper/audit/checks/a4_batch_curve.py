@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from tokcaliper import numbers as fmt
 from tokcaliper.audit.checks._common import num, worst
 from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.constants import A4_EXACT_P_MAX_N, A4_FAIL_RHO, A4_MIN_N, A4_WARN_RHO
@@ -40,6 +41,11 @@ class Curve:
     members: list[int]
     verdict: Verdict
     rhos: dict[str, float] = field(default_factory=dict)
+
+
+def _rho(rho: float) -> str:
+    """Spearman ρ, signed, to three decimals (``+1.000``)."""
+    return fmt.num(rho, 3, min_decimals=3, signed=True)
 
 
 def _rate(r: Record) -> float | None:
@@ -146,16 +152,16 @@ def check_batch(records: list[Record]) -> list[Curve]:
                 continue
             rhos[knob] = rho
             order = sorted(pairs)
-            arith.append(f"ρ(tok/s, {knob}) = {rho:+.3f} ({how} p = {pval:.2g}, n = {len(pairs)}): "
+            arith.append(f"ρ(tok/s, {knob}) = {_rho(rho)} ({how} p = {fmt.num(pval, 2)}, n = {len(pairs)}): "
                          + ", ".join(f"{num(x, 4)} → {num(y, 4)}" for x, y in order))
             if knob == "draft window k":
                 if rho >= A4_FAIL_RHO:
                     statuses.append(Status.FAIL)
-                    findings.append(f"tok/s rises with the draft window (ρ = {rho:+.3f}): the records measure the "
+                    findings.append(f"tok/s rises with the draft window (ρ = {_rho(rho)}): the records measure the "
                                     "window, not the model")
                 elif rho >= A4_WARN_RHO:
                     statuses.append(Status.WARN)
-                    findings.append(f"tok/s tends to rise with the draft window (ρ = {rho:+.3f})")
+                    findings.append(f"tok/s tends to rise with the draft window (ρ = {_rho(rho)})")
                 else:
                     statuses.append(Status.PASS)
         scores = [(rigor_score(records[i]), i) for i in idx]

