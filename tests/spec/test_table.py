@@ -101,3 +101,13 @@ def test_csv_and_yaml_files_and_bad_input():
         parse_tables('{"a": "b"}', "t.json")
     with pytest.raises(InputError, match="k=5 is given more than once"):
         window_table([KInput(k=5, al=2.0), KInput(k=5, al=3.0)])
+
+
+def test_a_window_the_server_does_not_honour_is_noted():
+    from tokcaliper.spec.table import KInput, window_table
+
+    t = window_table([KInput(k=2, al_samples=[3.6, 3.7], k_eff=5.1), KInput(k=4, al_samples=[3.0, 3.1], k_eff=3.9)])
+    notes = {r.k: r.notes for r in t.rows}
+    assert any("k_eff = 5.10 > k = 2" in n for n in notes[2])
+    assert any("impossible" in n for n in notes[2])
+    assert not any("k_eff" in n for n in notes[4])

@@ -79,6 +79,7 @@ def sweep_table(spec: ExperimentSpec, runs: Sequence[Run], outcomes: Sequence[Ou
         rates = [a.metrics.acceptance_rate for a in acc
                  if a.metrics is not None and a.metrics.acceptance_rate is not None]
         tput = [r.metrics.aggregate_output_tok_s for r in mine if r.metrics.aggregate_output_tok_s]
+        keffs = [a.metrics.k_eff for a in acc if a.metrics is not None and a.metrics.k_eff is not None]
         if not als:
             why = failed or next((a.unavailable for a in acc if a.unavailable), None) or "no measured runs"
             inputs.append(KInput(k=k, failed=why))
@@ -86,5 +87,6 @@ def sweep_table(spec: ExperimentSpec, runs: Sequence[Run], outcomes: Sequence[Ou
         inputs.append(KInput(
             k=k, al_samples=als, acceptance_rate=sum(rates) / len(rates) if rates else None,
             throughput_samples=[float(x) for x in tput],  # type: ignore[misc]
+            k_eff=sum(keffs) / len(keffs) if keffs else None,
         ))
     return window_table(inputs, spec.name or "sweep")

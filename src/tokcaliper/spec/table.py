@@ -60,6 +60,8 @@ class KInput(BaseModel):
         throughput_cv: its CV, fraction.
         throughput_samples: throughput of each run, tok/s.
         failed: why this k failed to start (then no figures are needed).
+        k_eff: measured mean draft length Δdraft_tokens/Δdrafts, when known (a
+            sweep); above k it means the server did not honour the window.
     """
 
     k: int = Field(ge=1)
@@ -72,6 +74,7 @@ class KInput(BaseModel):
     throughput_cv: float | None = Field(default=None, ge=0)
     throughput_samples: list[float] = Field(default_factory=list)
     failed: str | None = None
+    k_eff: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _needs_al(self) -> KInput:
@@ -194,6 +197,10 @@ def window_table(inputs: Sequence[KInput], name: str = "") -> WindowTable:
             row.notes.append(f"AL {num(al, 4, trim=True)} > k + 1 = {inp.k + 1}: impossible")
         elif al_at_ceiling(al, inp.k, PUBLISHED_AL_TOL):
             row.notes.append(f"AL {num(al, 4, trim=True)} = k + 1: {PREDICTABLE}")
+        if inp.k_eff is not None and inp.k_eff > inp.k + 1e-9:
+            row.notes.append(f"measured k_eff = {num(inp.k_eff, 3)} > k = {inp.k}: the server drafted "
+                             "longer than the configured window (the flag swept does not set it), so "
+                             "AL/(k+1) is not tokens per verified position")
         if inp.acceptance_rate is not None and inp.acceptance_rate == 1.0:
             row.notes.append(f"acceptance rate 1.0: {PREDICTABLE}")
         if prev is not None:
