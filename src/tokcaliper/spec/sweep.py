@@ -81,7 +81,13 @@ def sweep_table(spec: ExperimentSpec, runs: Sequence[Run], outcomes: Sequence[Ou
         tput = [r.metrics.aggregate_output_tok_s for r in mine if r.metrics.aggregate_output_tok_s]
         keffs = [a.metrics.k_eff for a in acc if a.metrics is not None and a.metrics.k_eff is not None]
         if not als:
-            why = failed or next((a.unavailable for a in acc if a.unavailable), None) or "no measured runs"
+            unavailable = next((a.unavailable for a in acc if a.unavailable), None)
+            if failed or unavailable:
+                why = failed or unavailable
+            elif not mine:
+                why = "no valid measured runs"
+            else:  # the server started and answered but never drafted (e.g. a window it cannot use)
+                why = f"no drafts in {len(mine)} run(s): the speculative counters did not move at this k"
             inputs.append(KInput(k=k, failed=why))
             continue
         inputs.append(KInput(
