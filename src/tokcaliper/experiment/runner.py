@@ -185,7 +185,8 @@ def measure_run(
     sampler = setup.telemetry() if setup.telemetry else nullcontext()
     with sampler:
         try:
-            records = warm + run_phase(load, setup.prompts, on_request=on_request)
+            phase = run_phase(load, setup.prompts, on_request=on_request)
+            records = warm + phase
         finally:
             if setup.server is not None:
                 setup.server.raise_if_dead()
@@ -206,7 +207,8 @@ def measure_run(
         server_command=setup.server.command_line if setup.server else None,
         server_version=setup.server_version, tool_version=__version__, host=setup.host,
         telemetry=telemetry, counters_delta=counter_delta(before, after),
-        config=load, metrics=summarize(records), requests=records,
+        config=load, metrics=summarize(records, client=phase.client, arrivals=phase.arrivals),
+        requests=records,
     )
     store.save_run(run)
     return run, end_mono
