@@ -27,9 +27,20 @@ def bench(
         help="Command that starts the server; {port} and {host} are filled in. "
              "Default (no --url): the local llama-server with SmolLM2.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Model name to request (default: first of /v1/models).")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Closed-loop concurrent streams.")] = 4,
-    requests: Annotated[Optional[int], typer.Option("--requests", "-n", help="Measured requests per run.")] = None,
+    concurrency: Annotated[Optional[int], typer.Option(
+        "--concurrency", "-c",
+        help="Closed-loop concurrent streams (default 4); with --rate, the cap on requests in flight "
+             "(default 256).")] = None,
+    requests: Annotated[Optional[int], typer.Option(
+        "--requests", "-n", help="Measured requests per run (default: 8 × concurrency; with --rate, "
+                                 "10 s of arrivals).")] = None,
     duration: Annotated[Optional[float], typer.Option(help="Seconds per run instead of --requests.")] = None,
+    rate: Annotated[Optional[float], typer.Option(
+        help="Open loop: mean request arrivals per second (default: closed loop); "
+             "--concurrency then caps the requests in flight.")] = None,
+    arrival: Annotated[str, typer.Option(help="Open-loop arrivals: poisson, gamma or constant.")] = "poisson",
+    burstiness: Annotated[float, typer.Option(
+        help="Gamma shape k of the arrival gaps (CV = 1/√k; 1 = Poisson, < 1 burstier).")] = 1.0,
     max_tokens: Annotated[int, typer.Option(help="Output tokens per request (fixed).")] = 128,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
     ignore_eos: Annotated[bool, typer.Option(help="Ask the server to always generate max_tokens.")] = True,
@@ -37,7 +48,7 @@ def bench(
     unique_prompts: Annotated[bool, typer.Option(
         help="Tag each request's prompt uniquely so no repetition is served from a prompt cache "
              "that an earlier one filled.")] = True,
-    warmup: Annotated[Optional[int], typer.Option(help="Warm-up requests per run, excluded from metrics (default: = concurrency).")] = None,
+    warmup: Annotated[Optional[int], typer.Option(help="Warm-up requests per run, excluded from metrics (default: = concurrency; 4 with --rate).")] = None,
     repeat: Annotated[int, typer.Option("--repeat", "-r", help="Identical runs (≥5 for a noise floor).")] = 5,
     cooldown: Annotated[float, typer.Option(help="Seconds of rest between runs.")] = 0.0,
     effect: Annotated[Optional[float], typer.Option(help="Expected relative effect (e.g. 0.05): also print the runs per arm it needs.")] = None,
@@ -75,7 +86,7 @@ def bench(
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
 
     _check(repeat >= 1, f"--repeat must be ≥ 1, got {repeat}")
-    _check(concurrency >= 1, f"--concurrency must be ≥ 1, got {concurrency}")
+    _check(concurrency is None or concurrency >= 1, f"--concurrency must be ≥ 1, got {concurrency}")
     _check(max_tokens >= 1, f"--max-tokens must be ≥ 1, got {max_tokens}")
     _check(cooldown >= 0, f"--cooldown must be ≥ 0, got {cooldown}")
     _check(requests is None or requests >= 1, f"--requests must be ≥ 1, got {requests}")
@@ -88,10 +99,20 @@ def bench(
     _check(math.isfinite(idle_seconds) and idle_seconds >= 0, f"--idle-seconds must be ≥ 0, got {idle_seconds}")
     _check(effect is None or effect > 0, f"--effect must be > 0, got {effect}")
     _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
+    _check(rate is None or (math.isfinite(rate) and rate > 0), f"--rate must be > 0, got {rate}")
+    _check(arrival in ("poisson", "gamma", "constant"),
+           f"--arrival must be poisson, gamma or constant, got {arrival!r}")
+    _check(math.isfinite(burstiness) and burstiness > 0, f"--burstiness must be > 0, got {burstiness}")
+    _check(burstiness == 1.0 or arrival == "gamma", "--burstiness needs --arrival gamma")
+    _check(rate is not None or arrival == "poisson", "--arrival needs --rate (open loop)")
     for name in metric or []:
         get_metric(name)  # an unknown name fails before any work
-    if requests is None and duration is None:
-        requests = 8 * concurrency
+    if concurrency is None:
+        concurrency = 4 if rate is None else 256
+    if warmup is None:  # open loop: a few warm-up requests, not one per possible stream
+        warmup = concurrency if rate is None else 4
+    if requests is None and duration is None:  # closed: 8 per stream; open: ~10 s of arrivals
+        requests = 8 * concurrency if rate is None else max(32, math.ceil(10 * rate))
     if url is not None:
         validate_base_url(url)  # fail before any work
     prompt_set = load_prompts(prompts)
@@ -107,10 +128,11 @@ def bench(
         cfg = LoadConfig(
             base_url=base_url, model=model or discover_model(base_url) or "default",
             concurrency=concurrency, requests=requests if duration is None else None,
-            duration_s=duration, warmup=concurrency if warmup is None else warmup,
+            duration_s=duration, warmup=warmup,
             max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,
             prompts_source=str(prompts) if prompts else "builtin",
             request_timeout_s=request_timeout,
+            rate_rps=rate, arrival=arrival, burstiness=burstiness,  # type: ignore[arg-type]
         )
         host = collect_host_info()
         idle_power: dict[str, float] | None = None  # None: not measured
@@ -167,7 +189,11 @@ def bench(
         console.print(f"[bold]tokcaliper bench[/bold]  {cfg.base_url}  model {cfg.model}")
         console.print(
             f"  {repeat} run(s) × {cfg.requests or f'{cfg.duration_s:g} s of'} requests, "
-            f"concurrency {cfg.concurrency}, max_tokens {cfg.max_tokens}, temperature "
+            + (f"open loop {cfg.arrival} {num(cfg.rate_rps)} req/s"
+               + (f" (burstiness {num(cfg.burstiness)})" if cfg.arrival == "gamma" else "")
+               + f", ≤ {cfg.concurrency} in flight" if cfg.rate_rps is not None
+               else f"concurrency {cfg.concurrency}")
+            + f", max_tokens {cfg.max_tokens}, temperature "
             f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
             f"cool-down {cooldown:g} s; stored in {db} (session {runs[0].session})"
         )
@@ -179,6 +205,11 @@ def bench(
                    else W.NO_POWER_SOURCE.text())
             )
         console.print(runs_table(runs))
+        for r in runs:  # the client's own error bar (tokcaliper.load.monitor)
+            c = r.metrics.client
+            if c is not None and c.client_limited:
+                for line in c.limits:
+                    console.print(f"  [yellow]warning:[/yellow] run {r.repetition + 1}: {line}")
         render_telemetry(console, runs)
         render_noise_floor(console, report)
 

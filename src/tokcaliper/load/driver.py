@@ -291,13 +291,14 @@ async def run_phase_async(
         else:
             await _closed_loop(pool, cfg, reqs, out, count=count, duration_s=duration,
                                warmup=warmup, index_offset=offset)
+        health = monitor.stop()
+        await pool.settle()  # after the clock: learn keep-alive for the next phase
     except ServerGone as e:
         raise ServerError(
             f"server at {cfg.base_url} stopped answering after {out.count} requests: {e}"
         ) from None
     finally:
         pool.close()
-    health = monitor.stop()
     out.flush()
     phase = Phase(sorted(out.records, key=lambda r: r.index))
     st, ka = pool.stats, pool.keepalive

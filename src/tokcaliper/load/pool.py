@@ -21,8 +21,9 @@ fails), while vLLM and SGLang keep it. The rule:
   response → ``closes``: used connections are closed, never reused; every
   request after the first wave opens its connection when it is due (the
   connect is recorded apart from TTFT, see :mod:`tokcaliper.load.client`).
-* a reused connection carries a complete response → ``keeps``: connections
-  go back to the pool at once.
+* a reused connection carries a complete response, or used connections
+  survive probation when a phase ends (:meth:`ConnectionPool.settle`) →
+  ``keeps``: connections go back to the pool at once.
 * a request on a reused connection that the server closed before any byte of
   the answer is retried once on a fresh connection (the server cannot have
   processed it), and the server is marked ``closes``.
@@ -189,6 +190,24 @@ class ConnectionPool:
             self.keepalive.closes_seen += 1
             if self.keepalive.mode == "unknown":
                 self.keepalive.mode = "closes"
+
+    async def settle(self) -> None:
+        """Learn the keep-alive mode before closing, if still unknown (off the clock).
+
+        Waits until the newest used idle connection has been idle for
+        :data:`PROBATION_S`; one that is still open then is taken as kept
+        (``keeps``), and if all were closed by the server ``_on_close`` has
+        already marked ``closes``. So a warm-up phase teaches the measured one.
+        """
+        if self.keepalive.mode != "unknown":
+            return
+        used = [c for c in self.idle if c.exchanges > 0 and not c.closed]
+        if not used:
+            return
+        wait = max(c.idle_since for c in used) + PROBATION_S - perf_counter()
+        await asyncio.sleep(max(0.0, wait) + 0.005)
+        if self.keepalive.mode == "unknown" and any(not c.closed for c in used):
+            self.keepalive.mode = "keeps"
 
     def close(self) -> None:
         """Close every connection of the pool."""
