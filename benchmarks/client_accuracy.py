@@ -27,7 +27,7 @@ the 95 % CI of the mean (Student t, ``tokcaliper.stats.describe``), n runs.
 
 Method notes: the server runs pinned to one CPU (``--server-cpu``) at raised
 priority (nice −10 as root), every client pinned to another
-(``--client-cpu``). Requests per run: ``--waves`` × concurrency.
+(``--client-cpu``). Requests per run: ``--waves`` × concurrency, at least ``--min-requests``.
 
     python benchmarks/client_accuracy.py                          # C = 1,16,64,256, 3 reps
     python benchmarks/client_accuracy.py --concurrency 16 --repeat 2 --tools tokcaliper,floor
@@ -62,6 +62,10 @@ except ImportError:  # run from a checkout without installing
 from reference_server import RefServer, Timing, emission_errors  # noqa: E402
 
 PEERS = ("aiperf", "guidellm", "llama-benchy")
+#: The local tokenizer's name in the local hub cache (AIPerf wants a hub name).
+HUB_TOKENIZER = "local/tiny-wordlevel"
+#: llama-benchy's book URL; its cache file is pre-seeded, so nothing is fetched.
+BOOK_URL = "local://tokcaliper-book"
 
 
 # ---------------------------------------------------------------------------
@@ -155,7 +159,7 @@ class PeerUnavailable(Exception):
 
 def _peer_env(args: argparse.Namespace, home: Path) -> dict[str, str]:
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HOME=str(home / "hf"),
-               HF_DATASETS_OFFLINE="1", NO_COLOR="1", PYTHONUNBUFFERED="1")
+               HF_DATASETS_OFFLINE="1", NO_COLOR="1", PYTHONUNBUFFERED="1", HOME=str(home / "home"))
     env.pop("PYTHONPATH", None)
     return env
 
@@ -169,22 +173,18 @@ def _peer_cmd(tool: str, args: argparse.Namespace, work: Path, port: int, c: int
                 "--streaming", "--concurrency", str(c), "--request-count", str(n),
                 "--synthetic-input-tokens-mean", "32", "--synthetic-input-tokens-stddev", "0",
                 "--output-tokens-mean", str(args.tokens), "--output-tokens-stddev", "0",
-                "--extra-inputs", f"max_tokens:{args.tokens}", "--extra-inputs", "ignore_eos:true",
-                "--tokenizer", args.aiperf_tokenizer, "--warmup-request-count", "0",
-                "--ui-type", "none", "--artifact-dir", str(work / "aiperf")]
+                "--tokenizer", HUB_TOKENIZER, "--ui-type", "none", "--artifact-dir", str(work / "aiperf")]
     if tool == "guidellm":
-        return [str(venv / "guidellm"), "run", "--target", url, "--model", "ref",
-                "--processor", tok, "--profile", "concurrent", "--rate", str(c),
-                "--max-requests", str(n),
-                "--data", f"prompt_tokens=32,output_tokens={args.tokens}",
-                "--output-dir", str(work / "guidellm"), "--outputs", "json",
-                "--disable-console-interactive"]
+        return [str(venv / "guidellm"), "run", "--backend", f"kind=openai_http,target={url},model=ref",
+                "--profile", f"kind=concurrent,streams={c}", "--constraint", f"kind=max_requests,count={n}",
+                "--tokenizer", f"kind=huggingface_auto,model={tok}",
+                "--data", f"kind=synthetic_text,prompt_tokens=32,output_tokens={args.tokens}",
+                "--output", f"kind=json,path={work / 'guidellm.json'}", "--disable-console-interactive"]
     if tool == "llama-benchy":
         return [str(venv / "llama-benchy"), "--base-url", url + "/v1", "--model", "ref", "--tokenizer", tok,
-                "--pp", "32", "--tg", str(args.tokens), "--runs", str(max(1, n // c)),
+                "--book-url", BOOK_URL, "--pp", "32", "--tg", str(args.tokens), "--runs", str(max(1, n // c)),
                 "--concurrency", str(c), "--no-warmup", "--skip-coherence", "--latency-mode", "none",
-                "--no-adapt-prompt", "--exact-tg", "--format", "json",
-                "--save-result", str(work / "benchy.json")]
+                "--no-adapt-prompt", "--exact-tg", "--format", "json", "--save-result", str(work / "benchy.json")]
     raise ValueError(tool)
 
 
@@ -206,27 +206,30 @@ def _parse_peer(tool: str, work: Path) -> dict[str, Any]:
                 "itl_mean": get("inter_token_latency", "avg"),
                 "tok_s": (rec.get("output_token_throughput") or {}).get("avg")}
     if tool == "guidellm":
-        files = sorted((work / "guidellm").rglob("*.json"))
-        if not files:
-            raise PeerUnavailable("guidellm wrote no JSON report")
-        d = json.loads(files[-1].read_text())
-        b = d["benchmarks"][0]["metrics"]
+        b = json.loads((work / "guidellm.json").read_text())["benchmarks"][0]
+        m = b["metrics"]
 
         def succ(name: str, stat: str) -> float | None:
-            v = ((b.get(name) or {}).get("successful") or {})
-            v = v.get(stat) if stat != "median" else v.get("median", (v.get("percentiles") or {}).get("p50"))
-            return None if v is None else float(v) / 1000.0
+            v = (m.get(name) or {}).get("successful") or {}
+            return None if v.get(stat) is None else float(v[stat]) / 1000.0
 
+        count = m["output_token_count"]["successful"]
+        # Its headline output tok/s is a mean over a time series; the aggregate
+        # (all tokens ÷ its own benchmark duration) is the comparable figure.
         return {"ttft_mean": succ("time_to_first_token_ms", "mean"),
                 "ttft_p50": succ("time_to_first_token_ms", "median"),
                 "itl_mean": succ("inter_token_latency_ms", "mean"),
-                "tok_s": ((b.get("output_tokens_per_second") or {}).get("successful") or {}).get("mean")}
+                "tok_s": count["mean"] * count["count"] / b["duration"]}
     if tool == "llama-benchy":
-        d = json.loads((work / "benchy.json").read_text())
-        rows = d if isinstance(d, list) else d.get("results") or d.get("benchmarks") or [d]
-        row = rows[-1]
-        flat = json.dumps(row)
-        raise PeerUnavailable(f"llama-benchy result fields not mapped: {flat[:300]}")
+        b = json.loads((work / "benchy.json").read_text())["benchmarks"][-1]
+        ttft = b["e2e_ttft"]
+        vals = ttft.get("values") or []
+        per_req = b["tg_req_throughput"].get("values") or [b["tg_req_throughput"]["mean"]]
+        # It reports per-request decode tok/s, not ITL: its ITL is 1 ÷ that, per request.
+        return {"ttft_mean": ttft["mean"] / 1000.0,
+                "ttft_p50": statistics.median(vals) / 1000.0 if vals else None,
+                "itl_mean": statistics.mean(1.0 / v for v in per_req if v > 0),
+                "tok_s": b["tg_throughput"]["mean"]}
     raise ValueError(tool)
 
 
@@ -256,6 +259,23 @@ def _prepare_peers(args: argparse.Namespace, work: Path) -> dict[str, str]:
     if not tok.exists():
         for tool in PEERS:
             missing.setdefault(tool, "could not build the local tokenizer in the peers venv")
+        return missing
+    # AIPerf takes only a hub-style name: put the tokenizer into a local hub cache.
+    snap = work / "hf" / "hub" / ("models--" + HUB_TOKENIZER.replace("/", "--")) / "snapshots" / ("0" * 40)
+    snap.mkdir(parents=True, exist_ok=True)
+    for f in tok.iterdir():
+        shutil.copy(f, snap / f.name)
+    (snap.parents[1] / "refs").mkdir(exist_ok=True)
+    (snap.parents[1] / "refs" / "main").write_text("0" * 40)
+    # llama-benchy reads a book from ~/.cache/llama-benchy/<md5(url)>.txt before downloading it.
+    import hashlib
+    import random
+
+    book = work / "home" / ".cache" / "llama-benchy" / (hashlib.md5(BOOK_URL.encode()).hexdigest() + ".txt")
+    book.parent.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(0)
+    words = "the of and to in is was he that it his her you as had with for she not at but be my on".split()
+    book.write_text(" ".join(rng.choice(words) for _ in range(20000)))
     return missing
 
 
@@ -275,7 +295,7 @@ def truth_figures(entries: list[dict]) -> dict[str, float]:
 
 def run_one(tool: str, srv: RefServer, args: argparse.Namespace, c: int, tag: str, work: Path,
             missing: dict[str, str]) -> dict[str, Any]:
-    n = args.waves * c
+    n = max(args.waves * c, args.min_requests)
     pin = ["taskset", "-c", str(args.client_cpu)] if args.client_cpu is not None and shutil.which("taskset") else []
     srv.truth()  # clear
     if tool in ("tokcaliper", "floor"):
@@ -404,10 +424,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--concurrency", default="1,16,64,256")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--waves", type=int, default=3, help="requests per run = waves × concurrency")
+    ap.add_argument("--waves", type=int, default=3, help="requests per run = waves × concurrency …")
+    ap.add_argument("--min-requests", type=int, default=24, help="… but at least this many")
     ap.add_argument("--tools", default="tokcaliper,floor,aiperf,guidellm,llama-benchy")
     ap.add_argument("--peers-venv", default=os.environ.get("PEERS_VENV", "/work/peers-venv"))
-    ap.add_argument("--aiperf-tokenizer", default="builtin")
     ap.add_argument("--ttft-ms", type=float, default=50.0)
     ap.add_argument("--itl-ms", type=float, default=5.0)
     ap.add_argument("--tokens", type=int, default=128)

@@ -35,9 +35,10 @@ def bench(
         "--requests", "-n", help="Measured requests per run (default: 8 × concurrency; with --rate, "
                                  "10 s of arrivals).")] = None,
     duration: Annotated[Optional[float], typer.Option(help="Seconds per run instead of --requests.")] = None,
-    rate: Annotated[Optional[float], typer.Option(
+    rate: Annotated[Optional[list[float]], typer.Option(
         help="Open loop: mean request arrivals per second (default: closed loop); "
-             "--concurrency then caps the requests in flight.")] = None,
+             "--concurrency then caps the requests in flight. Repeat for a sweep over rates "
+             "(each rate is its own arm, `ARM@Rrps`).")] = None,
     arrival: Annotated[str, typer.Option(help="Open-loop arrivals: poisson, gamma or constant.")] = "poisson",
     burstiness: Annotated[float, typer.Option(
         help="Gamma shape k of the arrival gaps (CV = 1/√k; 1 = Poisson, < 1 burstier).")] = 1.0,
@@ -99,7 +100,11 @@ def bench(
     _check(math.isfinite(idle_seconds) and idle_seconds >= 0, f"--idle-seconds must be ≥ 0, got {idle_seconds}")
     _check(effect is None or effect > 0, f"--effect must be > 0, got {effect}")
     _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
-    _check(rate is None or (math.isfinite(rate) and rate > 0), f"--rate must be > 0, got {rate}")
+    rates: list[float | None] = list(rate) if rate else [None]
+    for r in rates:
+        _check(r is None or (math.isfinite(r) and r > 0), f"--rate must be > 0, got {r}")
+    _check(len(set(rates)) == len(rates), "--rate: each rate once")
+    rate = rates[0]
     _check(arrival in ("poisson", "gamma", "constant"),
            f"--arrival must be poisson, gamma or constant, got {arrival!r}")
     _check(math.isfinite(burstiness) and burstiness > 0, f"--burstiness must be > 0, got {burstiness}")
@@ -111,6 +116,7 @@ def bench(
         concurrency = 4 if rate is None else 256
     if warmup is None:  # open loop: a few warm-up requests, not one per possible stream
         warmup = concurrency if rate is None else 4
+    requests_given = requests
     if requests is None and duration is None:  # closed: 8 per stream; open: ~10 s of arrivals
         requests = 8 * concurrency if rate is None else max(32, math.ceil(10 * rate))
     if url is not None:
@@ -139,41 +145,51 @@ def bench(
         if idle_seconds > 0 and telemetry_interval > 0:
             stderr.print(f"measuring idle power for {idle_seconds:g} s (M5)")
             idle_power = TelemetrySampler(interval_s=telemetry_interval).measure_idle(idle_seconds)
-        spec = RepeatSpec(
-            load=cfg, prompts=prompt_set, repeat=repeat, cooldown_s=cooldown, arm=arm,
-            command_line=command_line, server=target.server, server_version=version,
-            host=host, idle_power_w=idle_power or {},
-            idle_duration_s=idle_seconds if idle_power is not None else None,
-            telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
-            if telemetry_interval > 0 else None,
-            unique_prompts=unique_prompts,
-        )
-        total = repeat * requests if requests is not None else None
+        total = repeat * requests * len(rates) if requests is not None else None
         progress = Progress(
             TextColumn("[progress.description]{task.description}"), BarColumn(),
             MofNCompleteColumn(), TimeElapsedColumn(), console=stderr, transient=True,
         )
         stack.enter_context(progress)
         task = progress.add_task(f"bench {arm}: run 1/{repeat}", total=total)
-
-        def on_run(run: Run) -> None:
-            m = run.metrics
-            progress.console.print(
-                f"run {run.repetition + 1}/{repeat} stored as #{run.id}: "
-                f"{num(m.aggregate_output_tok_s, 4)} tok/s aggregate, "
-                f"TTFT p50 {num(None if m.ttft_s.p50 is None else m.ttft_s.p50 * 1000)} ms, "
-                f"{m.completed} ok / {m.failed} failed"
+        sweep: list[tuple[float | None, str, list[Run]]] = []
+        for r in rates:  # one arm per rate (a single arm without --rate or with one rate)
+            r_arm = arm if len(rates) == 1 else f"{arm}@{r:g}rps"
+            r_cfg = cfg if len(rates) == 1 else cfg.model_copy(update={"rate_rps": r})
+            if r is not None and requests is not None and len(rates) > 1 and requests_given is None:
+                r_cfg = r_cfg.model_copy(update={"requests": max(32, math.ceil(10 * r))})
+            spec = RepeatSpec(
+                load=r_cfg, prompts=prompt_set, repeat=repeat, cooldown_s=cooldown, arm=r_arm,
+                command_line=command_line, server=target.server, server_version=version,
+                host=host, idle_power_w=idle_power or {},
+                idle_duration_s=idle_seconds if idle_power is not None else None,
+                telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
+                if telemetry_interval > 0 else None,
+                unique_prompts=unique_prompts,
             )
-            progress.update(task, description=f"bench {arm}: run {min(run.repetition + 2, repeat)}/{repeat}")
 
-        runs = run_repetitions(
-            spec, store,
-            on_request=lambda _index: progress.advance(task),
-            on_run=on_run,
-            on_cooldown=lambda s: progress.update(task, description=f"bench {arm}: cooling down {s:g} s"),
-        )
+            def on_run(run: Run, r_arm: str = r_arm) -> None:
+                m = run.metrics
+                progress.console.print(
+                    f"{r_arm} run {run.repetition + 1}/{repeat} stored as #{run.id}: "
+                    f"{num(m.aggregate_output_tok_s, 4)} tok/s aggregate, "
+                    f"TTFT p50 {num(None if m.ttft_s.p50 is None else m.ttft_s.p50 * 1000)} ms, "
+                    f"{m.completed} ok / {m.failed} failed"
+                )
+                progress.update(task, description=f"bench {r_arm}: run {min(run.repetition + 2, repeat)}/{repeat}")
 
-    report = noise_floor(scalar_series([r.metrics for r in runs], names=metric or None), effect=effect)
+            progress.update(task, description=f"bench {r_arm}: run 1/{repeat}")
+            sweep.append((r, r_arm, run_repetitions(
+                spec, store,
+                on_request=lambda _index: progress.advance(task),
+                on_run=on_run,
+                on_cooldown=lambda s: progress.update(task, description=f"bench: cooling down {s:g} s"),
+            )))
+        runs = sweep[0][2]
+
+    reports = [noise_floor(scalar_series([r.metrics for r in rr], names=metric or None), effect=effect)
+               for _, _, rr in sweep]
+    report = reports[0]
     payload = {
         "session": runs[0].session,
         "db": str(db),
@@ -184,6 +200,12 @@ def bench(
         "runs": [{"id": r.id, "repetition": r.repetition, "metrics": r.metrics} for r in runs],
         "noise_floor": report,
     }
+    if len(sweep) > 1:  # a sweep over rates: each rate's runs and noise floor
+        payload["sweep"] = [
+            {"rate_rps": r, "arm": a, "runs": [{"id": x.id, "repetition": x.repetition, "metrics": x.metrics}
+                                              for x in rr], "noise_floor": rep}
+            for (r, a, rr), rep in zip(sweep, reports)
+        ]
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
         console.print(f"[bold]tokcaliper bench[/bold]  {cfg.base_url}  model {cfg.model}")
@@ -204,13 +226,43 @@ def bench(
                 + (", ".join(f"{dev} {num(w)} W" for dev, w in idle.items()) if idle
                    else W.NO_POWER_SOURCE.text())
             )
-        console.print(runs_table(runs))
-        for r in runs:  # the client's own error bar (tokcaliper.load.monitor)
-            c = r.metrics.client
-            if c is not None and c.client_limited:
-                for line in c.limits:
-                    console.print(f"  [yellow]warning:[/yellow] run {r.repetition + 1}: {line}")
-        render_telemetry(console, runs)
-        render_noise_floor(console, report)
+        for (r, a, rr), rep in zip(sweep, reports):
+            if len(sweep) > 1:
+                console.print(f"[bold]{a}[/bold]: open loop at {num(r)} req/s")
+            console.print(runs_table(rr))
+            for x in rr:  # the client's own error bar (tokcaliper.load.monitor)
+                c = x.metrics.client
+                if c is not None and c.client_limited:
+                    for line in c.limits:
+                        console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {line}")
+            render_telemetry(console, rr)
+            render_noise_floor(console, rep)
+        if len(sweep) > 1:
+            render_sweep(console, sweep)
 
     emit(payload, json_out, render)
+
+
+def render_sweep(console, sweep) -> None:  # type: ignore[no-untyped-def]
+    """One line per rate: achieved arrivals, latency counted from send and from schedule, dispatch delay."""
+    from rich.table import Table
+
+    from tokcaliper.numbers import num
+
+    def mean(values: list[float | None], scale: float = 1.0) -> str:
+        v = [x for x in values if x is not None]
+        return "—" if not v else f"{num(scale * sum(v) / len(v))} (n={len(v)})"
+
+    t = Table(title="rate sweep (means over each rate's runs)")
+    for col in ("rate req/s", "achieved req/s", "output tok/s", "TTFT p50 ms", "TTFT-from-schedule p99 ms",
+                "dispatch p99 ms", "client-limited runs"):
+        t.add_column(col, justify="right")
+    for r, _a, rr in sweep:
+        ms = [x.metrics for x in rr]
+        t.add_row(
+            num(r), mean([m.arrivals.achieved_rate_rps if m.arrivals else None for m in ms]),
+            mean([m.aggregate_output_tok_s for m in ms]), mean([m.ttft_s.p50 for m in ms], 1000),
+            mean([m.ttft_from_schedule_s.p99 for m in ms], 1000), mean([m.dispatch_s.p99 for m in ms], 1000),
+            f"{sum(1 for m in ms if m.client and m.client.client_limited)}/{len(ms)}",
+        )
+    console.print(t)
