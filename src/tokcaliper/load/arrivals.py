@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 from tokcaliper.model.run import ArrivalStats
 
@@ -95,6 +94,10 @@ def arrival_stats(
     Returns:
         :class:`ArrivalStats`; rate and CV are None with fewer than 3 arrivals.
     """
+    # scipy.stats is imported here, not at module level: importing it costs
+    # seconds of CPU (py-spy: half of a load phase's samples at concurrency 64).
+    from scipy import stats
+
     s = np.sort(np.asarray(sent, dtype=float))
     sched = np.sort(np.asarray(scheduled, dtype=float))
     out = ArrivalStats(process=kind, requested_rate_rps=rate,
