@@ -34,12 +34,13 @@ def test_poisson_at_a_servable_rate_matches_the_request_and_is_sent_on_time():
     # Sent on schedule: the median delay is within epoll's 1 ms timer rounding, and
     # no request waited for a connection or a slot — none was later than the loop
     # itself was late (on a shared machine the OS can hold the loop for ms).
-    assert m.dispatch_s.p50 < 1.5e-3
+    assert m.dispatch_s.p50 < 2e-3
     assert max(r.dispatch_delay_s for r in phase) <= m.client.loop_lag_max_s + 1.5e-3
     if m.client.loop_lag_s.p99 < DISPATCH_BOUND_S:  # a quiet machine: not flagged either
         assert not any("scheduled time" in line for line in m.client.limits)
-    # TTFT from the schedule ≈ TTFT from the send when the client keeps up.
-    assert m.ttft_from_schedule_s.p50 - m.ttft_s.p50 < 1.5e-3
+    # TTFT from the schedule ≈ TTFT from the send when the client keeps up (a few ms
+    # of scheduler noise on a shared machine; beyond capacity it is > 100 ms).
+    assert m.ttft_from_schedule_s.p50 - m.ttft_s.p50 < 3e-3
 
 
 def test_beyond_capacity_the_dispatch_delay_grows_and_the_run_is_flagged():
