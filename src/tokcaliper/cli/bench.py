@@ -27,9 +27,21 @@ def bench(
         help="Command that starts the server; {port} and {host} are filled in. "
              "Default (no --url): the local llama-server with SmolLM2.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Model name to request (default: first of /v1/models).")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Closed-loop concurrent streams.")] = 4,
-    requests: Annotated[Optional[int], typer.Option("--requests", "-n", help="Measured requests per run.")] = None,
+    concurrency: Annotated[Optional[int], typer.Option(
+        "--concurrency", "-c",
+        help="Closed-loop concurrent streams (default 4); with --rate, the cap on requests in flight "
+             "(default 256).")] = None,
+    requests: Annotated[Optional[int], typer.Option(
+        "--requests", "-n", help="Measured requests per run (default: 8 × concurrency; with --rate, "
+                                 "10 s of arrivals).")] = None,
     duration: Annotated[Optional[float], typer.Option(help="Seconds per run instead of --requests.")] = None,
+    rate: Annotated[Optional[list[float]], typer.Option(
+        help="Open loop: mean request arrivals per second (default: closed loop); "
+             "--concurrency then caps the requests in flight. Repeat for a sweep over rates "
+             "(each rate is its own arm, `ARM@Rrps`).")] = None,
+    arrival: Annotated[str, typer.Option(help="Open-loop arrivals: poisson, gamma or constant.")] = "poisson",
+    burstiness: Annotated[float, typer.Option(
+        help="Gamma shape k of the arrival gaps (CV = 1/√k; 1 = Poisson, < 1 burstier).")] = 1.0,
     max_tokens: Annotated[int, typer.Option(help="Output tokens per request (fixed).")] = 128,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
     ignore_eos: Annotated[bool, typer.Option(help="Ask the server to always generate max_tokens.")] = True,
@@ -37,7 +49,7 @@ def bench(
     unique_prompts: Annotated[bool, typer.Option(
         help="Tag each request's prompt uniquely so no repetition is served from a prompt cache "
              "that an earlier one filled.")] = True,
-    warmup: Annotated[Optional[int], typer.Option(help="Warm-up requests per run, excluded from metrics (default: = concurrency).")] = None,
+    warmup: Annotated[Optional[int], typer.Option(help="Warm-up requests per run, excluded from metrics (default: = concurrency; 4 with --rate).")] = None,
     repeat: Annotated[int, typer.Option("--repeat", "-r", help="Identical runs (≥5 for a noise floor).")] = 5,
     cooldown: Annotated[float, typer.Option(help="Seconds of rest between runs.")] = 0.0,
     effect: Annotated[Optional[float], typer.Option(help="Expected relative effect (e.g. 0.05): also print the runs per arm it needs.")] = None,
@@ -76,7 +88,7 @@ def bench(
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
 
     _check(repeat >= 1, f"--repeat must be ≥ 1, got {repeat}")
-    _check(concurrency >= 1, f"--concurrency must be ≥ 1, got {concurrency}")
+    _check(concurrency is None or concurrency >= 1, f"--concurrency must be ≥ 1, got {concurrency}")
     _check(max_tokens >= 1, f"--max-tokens must be ≥ 1, got {max_tokens}")
     _check(cooldown >= 0, f"--cooldown must be ≥ 0, got {cooldown}")
     _check(requests is None or requests >= 1, f"--requests must be ≥ 1, got {requests}")
@@ -89,10 +101,25 @@ def bench(
     _check(math.isfinite(idle_seconds) and idle_seconds >= 0, f"--idle-seconds must be ≥ 0, got {idle_seconds}")
     _check(effect is None or effect > 0, f"--effect must be > 0, got {effect}")
     _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
+    rates: list[float | None] = list(rate) if rate else [None]
+    for r in rates:
+        _check(r is None or (math.isfinite(r) and r > 0), f"--rate must be > 0, got {r}")
+    _check(len(set(rates)) == len(rates), "--rate: each rate once")
+    rate = rates[0]
+    _check(arrival in ("poisson", "gamma", "constant"),
+           f"--arrival must be poisson, gamma or constant, got {arrival!r}")
+    _check(math.isfinite(burstiness) and burstiness > 0, f"--burstiness must be > 0, got {burstiness}")
+    _check(burstiness == 1.0 or arrival == "gamma", "--burstiness needs --arrival gamma")
+    _check(rate is not None or arrival == "poisson", "--arrival needs --rate (open loop)")
     for name in metric or []:
         get_metric(name)  # an unknown name fails before any work
-    if requests is None and duration is None:
-        requests = 8 * concurrency
+    if concurrency is None:
+        concurrency = 4 if rate is None else 256
+    if warmup is None:  # open loop: a few warm-up requests, not one per possible stream
+        warmup = concurrency if rate is None else 4
+    requests_given = requests
+    if requests is None and duration is None:  # closed: 8 per stream; open: ~10 s of arrivals
+        requests = 8 * concurrency if rate is None else max(32, math.ceil(10 * rate))
     if url is not None:
         validate_base_url(url)  # fail before any work
     prompt_set = load_prompts(prompts)
@@ -108,51 +135,62 @@ def bench(
         cfg = LoadConfig(
             base_url=base_url, model=model or discover_model(base_url) or "default",
             concurrency=concurrency, requests=requests if duration is None else None,
-            duration_s=duration, warmup=concurrency if warmup is None else warmup,
+            duration_s=duration, warmup=warmup,
             max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,
             prompts_source=str(prompts) if prompts else "builtin",
             request_timeout_s=request_timeout,
+            rate_rps=rate, arrival=arrival, burstiness=burstiness,  # type: ignore[arg-type]
         )
         host = collect_host_info()
         idle_power: dict[str, float] | None = None  # None: not measured
         if idle_seconds > 0 and telemetry_interval > 0:
             stderr.print(f"measuring idle power for {idle_seconds:g} s (M5)")
             idle_power = TelemetrySampler(interval_s=telemetry_interval).measure_idle(idle_seconds)
-        spec = RepeatSpec(
-            load=cfg, prompts=prompt_set, repeat=repeat, cooldown_s=cooldown, arm=arm,
-            command_line=command_line, server=target.server, server_version=version,
-            host=host, idle_power_w=idle_power or {},
-            idle_duration_s=idle_seconds if idle_power is not None else None,
-            telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
-            if telemetry_interval > 0 else None,
-            unique_prompts=unique_prompts,
-        )
-        total = repeat * requests if requests is not None else None
+        total = repeat * requests * len(rates) if requests is not None else None
         progress = Progress(
             TextColumn("[progress.description]{task.description}"), BarColumn(),
             MofNCompleteColumn(), TimeElapsedColumn(), console=stderr, transient=True,
         )
         stack.enter_context(progress)
         task = progress.add_task(f"bench {arm}: run 1/{repeat}", total=total)
-
-        def on_run(run: Run) -> None:
-            m = run.metrics
-            progress.console.print(
-                f"run {run.repetition + 1}/{repeat} stored as #{run.id}: "
-                f"{num(m.aggregate_output_tok_s, 4)} tok/s aggregate, "
-                f"TTFT p50 {num(None if m.ttft_s.p50 is None else m.ttft_s.p50 * 1000)} ms, "
-                f"{m.completed} ok / {m.failed} failed"
+        sweep: list[tuple[float | None, str, list[Run]]] = []
+        for r in rates:  # one arm per rate (a single arm without --rate or with one rate)
+            r_arm = arm if len(rates) == 1 else f"{arm}@{r:g}rps"
+            r_cfg = cfg if len(rates) == 1 else cfg.model_copy(update={"rate_rps": r})
+            if r is not None and requests is not None and len(rates) > 1 and requests_given is None:
+                r_cfg = r_cfg.model_copy(update={"requests": max(32, math.ceil(10 * r))})
+            spec = RepeatSpec(
+                load=r_cfg, prompts=prompt_set, repeat=repeat, cooldown_s=cooldown, arm=r_arm,
+                command_line=command_line, server=target.server, server_version=version,
+                host=host, idle_power_w=idle_power or {},
+                idle_duration_s=idle_seconds if idle_power is not None else None,
+                telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
+                if telemetry_interval > 0 else None,
+                unique_prompts=unique_prompts,
             )
-            progress.update(task, description=f"bench {arm}: run {min(run.repetition + 2, repeat)}/{repeat}")
 
-        runs = run_repetitions(
-            spec, store,
-            on_request=lambda _index: progress.advance(task),
-            on_run=on_run,
-            on_cooldown=lambda s: progress.update(task, description=f"bench {arm}: cooling down {s:g} s"),
-        )
+            def on_run(run: Run, r_arm: str = r_arm) -> None:
+                m = run.metrics
+                progress.console.print(
+                    f"{r_arm} run {run.repetition + 1}/{repeat} stored as #{run.id}: "
+                    f"{num(m.aggregate_output_tok_s, 4)} tok/s aggregate, "
+                    f"TTFT p50 {num(None if m.ttft_s.p50 is None else m.ttft_s.p50 * 1000)} ms, "
+                    f"{m.completed} ok / {m.failed} failed"
+                )
+                progress.update(task, description=f"bench {r_arm}: run {min(run.repetition + 2, repeat)}/{repeat}")
 
-    report = noise_floor(scalar_series([r.metrics for r in runs], names=metric or None), effect=effect)
+            progress.update(task, description=f"bench {r_arm}: run 1/{repeat}")
+            sweep.append((r, r_arm, run_repetitions(
+                spec, store,
+                on_request=lambda _index: progress.advance(task),
+                on_run=on_run,
+                on_cooldown=lambda s: progress.update(task, description=f"bench: cooling down {s:g} s"),
+            )))
+        runs = sweep[0][2]
+
+    reports = [noise_floor(scalar_series([r.metrics for r in rr], names=metric or None), effect=effect)
+               for _, _, rr in sweep]
+    report = reports[0]
     payload = {
         "session": runs[0].session,
         "db": str(db),
@@ -163,12 +201,22 @@ def bench(
         "runs": [{"id": r.id, "repetition": r.repetition, "metrics": r.metrics} for r in runs],
         "noise_floor": report,
     }
+    if len(sweep) > 1:  # a sweep over rates: each rate's runs and noise floor
+        payload["sweep"] = [
+            {"rate_rps": r, "arm": a, "runs": [{"id": x.id, "repetition": x.repetition, "metrics": x.metrics}
+                                              for x in rr], "noise_floor": rep}
+            for (r, a, rr), rep in zip(sweep, reports)
+        ]
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
         console.print(f"[bold]tokcaliper bench[/bold]  {cfg.base_url}  model {cfg.model}")
         console.print(
             f"  {repeat} run(s) × {cfg.requests or f'{cfg.duration_s:g} s of'} requests, "
-            f"concurrency {cfg.concurrency}, max_tokens {cfg.max_tokens}, temperature "
+            + (f"open loop {cfg.arrival} {num(cfg.rate_rps)} req/s"
+               + (f" (burstiness {num(cfg.burstiness)})" if cfg.arrival == "gamma" else "")
+               + f", ≤ {cfg.concurrency} in flight" if cfg.rate_rps is not None
+               else f"concurrency {cfg.concurrency}")
+            + f", max_tokens {cfg.max_tokens}, temperature "
             f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
             f"cool-down {cooldown:g} s; stored in {db} (session {runs[0].session})"
         )
@@ -179,8 +227,43 @@ def bench(
                 + (", ".join(f"{dev} {num(w)} W" for dev, w in idle.items()) if idle
                    else W.NO_POWER_SOURCE.text())
             )
-        console.print(runs_table(runs))
-        render_telemetry(console, runs)
-        render_noise_floor(console, report)
+        for (r, a, rr), rep in zip(sweep, reports):
+            if len(sweep) > 1:
+                console.print(f"[bold]{a}[/bold]: open loop at {num(r)} req/s")
+            console.print(runs_table(rr))
+            for x in rr:  # the client's own error bar (tokcaliper.load.monitor)
+                c = x.metrics.client
+                if c is not None and c.client_limited:
+                    for line in c.limits:
+                        console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {line}")
+            render_telemetry(console, rr)
+            render_noise_floor(console, rep)
+        if len(sweep) > 1:
+            render_sweep(console, sweep)
 
     emit(payload, json_out, render)
+
+
+def render_sweep(console, sweep) -> None:  # type: ignore[no-untyped-def]
+    """One line per rate: achieved arrivals, latency counted from send and from schedule, dispatch delay."""
+    from rich.table import Table
+
+    from tokcaliper.numbers import num
+
+    def mean(values: list[float | None], scale: float = 1.0) -> str:
+        v = [x for x in values if x is not None]
+        return "—" if not v else f"{num(scale * sum(v) / len(v))} (n={len(v)})"
+
+    t = Table(title="rate sweep (means over each rate's runs)")
+    for col in ("rate req/s", "achieved req/s", "output tok/s", "TTFT p50 ms", "TTFT-from-schedule p99 ms",
+                "dispatch p99 ms", "client-limited runs"):
+        t.add_column(col, justify="right")
+    for r, _a, rr in sweep:
+        ms = [x.metrics for x in rr]
+        t.add_row(
+            num(r), mean([m.arrivals.achieved_rate_rps if m.arrivals else None for m in ms]),
+            mean([m.aggregate_output_tok_s for m in ms]), mean([m.ttft_s.p50 for m in ms], 1000),
+            mean([m.ttft_from_schedule_s.p99 for m in ms], 1000), mean([m.dispatch_s.p99 for m in ms], 1000),
+            f"{sum(1 for m in ms if m.client and m.client.client_limited)}/{len(ms)}",
+        )
+    console.print(t)

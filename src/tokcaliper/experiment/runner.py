@@ -209,7 +209,8 @@ def measure_run(
         sampler.watch_process(proc.pid, "server")  # type: ignore[union-attr]
     with sampler:
         try:
-            records = warm + run_phase(load, setup.prompts, on_request=on_request)
+            phase = run_phase(load, setup.prompts, on_request=on_request)
+            records = warm + phase
         finally:
             if setup.server is not None:
                 setup.server.raise_if_dead()
@@ -218,7 +219,7 @@ def measure_run(
     after = read_counters(load.base_url)
     telemetry = None
     samples = None
-    metrics = summarize(records)
+    metrics = summarize(records, client=phase.client, arrivals=phase.arrivals)
     if setup.telemetry is not None:
         telemetry = sampler.summary()  # type: ignore[union-attr]
         telemetry.idle_power_w = dict(setup.idle_power_w)

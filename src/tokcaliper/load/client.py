@@ -1,23 +1,30 @@
-"""The async streaming client: one chat completion, timestamped on arrival.
+"""The streaming client: one chat completion, timestamped on arrival.
 
-The per-chunk path does two appends and one ``perf_counter()`` call; parsing
-is deferred to the end of the phase (:class:`tokcaliper.load.sse.RawStream`).
-The client's own
-overhead is part of every latency it reports, so this path stays lean
-(well-known peers read TTFT 10–20 ms high at concurrency 64 from per-chunk
-work; see benchmarks/).
+The request is sent on a connection of the :class:`~tokcaliper.load.pool.ConnectionPool`
+(opened ahead or reused, so its set-up is not on the measured path) by
+:class:`~tokcaliper.load.http.HttpConnection`, whose per-chunk path is one
+``perf_counter()`` call, the C parser and two appends, inside the socket's
+read callback. Parsing the SSE events waits until the phase has ended
+(:class:`tokcaliper.load.sse.RawStream`). The client's own overhead is part of
+every latency it reports, so this path stays lean; its error against a server
+of known timing is measured by ``benchmarks/client_accuracy.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from time import perf_counter
+import json
+import ssl
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
-import aiohttp
-
+from tokcaliper.load.http import ConnectFailed, Exchange, HttpConnection, build_post
+from tokcaliper.load.pool import ConnectionPool
 from tokcaliper.load.sse import RawStream
 from tokcaliper.model.run import LoadConfig
+
+__all__ = ["Endpoint", "ServerGone", "chat_body", "endpoint", "send_now", "stream_chat"]
 
 
 def chat_body(cfg: LoadConfig, messages: list[dict[str, str]]) -> dict[str, Any]:
@@ -39,46 +46,117 @@ class ServerGone(Exception):
     """The server refused the connection: it is down, not merely slow."""
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """Where chat completions go: ``host``, ``port``, request ``path``, TLS or not."""
+
+    host: str
+    port: int
+    path: str
+    tls: bool
+
+    def request(self, body: dict[str, Any]) -> bytes:
+        """The HTTP bytes of one POST of ``body`` (compact JSON)."""
+        data = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+        return build_post(self.host, self.port, self.path, data)
+
+    def pool(self) -> ConnectionPool:
+        """A connection pool for this endpoint (learned keep-alive shared per server)."""
+        return ConnectionPool(self.host, self.port,
+                              ssl=ssl.create_default_context() if self.tls else None)
+
+
+def endpoint(base_url: str) -> Endpoint:
+    """The :class:`Endpoint` of ``base_url``'s ``/v1/chat/completions``."""
+    u = urlsplit(base_url)
+    tls = u.scheme == "https"
+    return Endpoint(host=u.hostname or "127.0.0.1", port=u.port or (443 if tls else 80),
+                    path=u.path.rstrip("/") + "/v1/chat/completions", tls=tls)
+
+
+def send_now(pool: ConnectionPool, request: bytes, loop: asyncio.AbstractEventLoop
+             ) -> tuple[HttpConnection, Exchange] | None:
+    """Send ``request`` at once on an idle connection, or None if none is ready.
+
+    Synchronous, so a request due in a timer callback leaves in that callback
+    (no task start, no event-loop pass in between).
+    """
+    conn = pool.take_idle()
+    if conn is None:
+        return None
+    ex = Exchange(loop)
+    conn.send(request, ex)
+    pool.note_sent(conn)
+    return conn, ex
+
+
+def _timed_out(conn: HttpConnection, ex: Exchange) -> None:
+    ex.finish("request timed out")
+    conn.close()
+
+
 async def stream_chat(
-    session: aiohttp.ClientSession,
-    url: str,
-    body: dict[str, Any],
+    pool: ConnectionPool,
+    request: bytes,
+    raw: RawStream,
     *,
-    index: int,
-    warmup: bool = False,
+    timeout_s: float,
+    started: tuple[HttpConnection, Exchange] | None = None,
 ) -> RawStream:
-    """Send one streamed chat completion and record its timing.
+    """Send one streamed chat completion (or finish one already sent) and record it.
 
     Args:
-        session: an open aiohttp session (its timeout applies).
-        url: full ``/v1/chat/completions`` URL.
-        body: request body (see :func:`chat_body`).
-        index: request index within the run.
-        warmup: mark the record as warm-up.
+        pool: the server's connection pool.
+        request: the request bytes (:meth:`Endpoint.request`).
+        raw: the stream to fill (``index``, ``warmup``, ``scheduled`` set).
+        timeout_s: per-request timeout, seconds (sent → end).
+        started: the connection and exchange of :func:`send_now`, when the
+            request has already been sent.
 
     Returns:
-        The unparsed :class:`RawStream`; transport failures are in ``error``.
+        ``raw``, with its stamps, bytes and ``error`` (HTTP status, timeout,
+        reset) filled in.
 
     Raises:
-        ServerGone: the connection was refused (the server is not running).
+        ServerGone: the server refused the connection.
     """
-    raw = RawStream(index=index, warmup=warmup, issued=perf_counter())
-    chunks, stamps = raw.chunks, raw.stamps
-    try:
-        async with session.post(url, json=body) as resp:
-            if resp.status != 200:
-                text = (await resp.text())[:200].replace("\n", " ")
-                raw.error = f"HTTP {resp.status}: {text}"
-            else:
-                # Hot path: timestamp, keep the bytes, nothing else.
-                async for data in resp.content.iter_any():
-                    stamps.append(perf_counter())
-                    chunks.append(data)
-    except aiohttp.ClientConnectorError as e:
-        raise ServerGone(str(e)) from None
-    except asyncio.TimeoutError:
-        raw.error = "request timed out"
-    except aiohttp.ClientError as e:
-        raw.error = f"{type(e).__name__}: {e}"
-    raw.ended = perf_counter()
+    loop = asyncio.get_running_loop()
+    while True:
+        if started is None:
+            conn = pool.take_idle()
+            if conn is None:
+                try:
+                    conn = await pool.open()
+                except ConnectFailed as e:
+                    raise ServerGone(str(e)) from None
+            ex = Exchange(loop)
+            conn.send(request, ex)
+            pool.note_sent(conn)
+        else:
+            conn, ex = started
+            started = None
+        timer = loop.call_later(timeout_s, _timed_out, conn, ex)
+        await ex.done
+        timer.cancel()
+        if (ex.error is not None and not ex.first_byte and conn.exchanges > 1
+                and raw.retried == 0 and ex.error.startswith("server closed")):
+            # A reused connection the server had already closed: it never
+            # saw this request. Re-send on a fresh one (once).
+            pool.reuse_failed()
+            conn.close()
+            raw.retried += 1
+            continue
+        break
+    raw.issued, raw.written, raw.ended = ex.sent, ex.written, ex.ended
+    raw.first_byte, raw.headers = ex.first_byte, ex.headers
+    raw.connected, raw.connect_s, raw.reused = conn.connected_at, conn.connect_s, conn.exchanges > 1
+    raw.error = ex.error
+    if ex.error is None and ex.status != 200:
+        text = b"".join(ex.chunks)[:200].decode("utf-8", "replace").replace("\n", " ")
+        raw.error = f"HTTP {ex.status}: {text}"
+    elif ex.error is None:
+        raw.chunks, raw.stamps = ex.chunks, ex.stamps
+    elif ex.status == 200:
+        raw.chunks, raw.stamps = ex.chunks, ex.stamps  # keep what arrived before the failure
+    pool.release(conn, ok=ex.complete and ex.error is None, keep_alive_header=ex.keep_alive)
     return raw

@@ -1,21 +1,49 @@
-"""One run: warm-up, then a closed loop of C workers for N requests or T seconds."""
+"""One phase of load: warm-up, a closed loop of C workers, or open-loop arrivals.
+
+Structure (each piece in its own module, so fault handling can be added at
+one place):
+
+* :mod:`tokcaliper.load.http` — one HTTP/1.1 connection, timestamps taken in
+  the socket's read callback;
+* :mod:`tokcaliper.load.pool` — connections opened before the clock starts,
+  reused when the server keeps them (learned per server);
+* :mod:`tokcaliper.load.client` — one request: send, wait, retry once on a
+  dead reused connection, fill a :class:`~tokcaliper.load.sse.RawStream`;
+* this module — *when* requests are sent: :func:`_closed_loop` (C workers,
+  each sends its next request as soon as its previous one ends) or
+  :func:`_open_loop` (arrivals at scheduled times from
+  :mod:`tokcaliper.load.arrivals`, at most C in flight);
+* :mod:`tokcaliper.load.monitor` — the client's own loop lag and CPU share.
+
+Every request records when it was scheduled and when it was really sent; the
+gap is its dispatch delay. Request bodies are encoded before the clock starts
+(count mode) and SSE parsing waits for the end of the phase, so neither
+delays another stream's timestamps.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import signal
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from time import perf_counter
 
-import aiohttp
-
 from tokcaliper.errors import ServerError
-from tokcaliper.load.client import ServerGone, chat_body, stream_chat
+from tokcaliper.load.arrivals import arrival_offsets, arrival_stats
+from tokcaliper.load.client import Endpoint, ServerGone, chat_body, endpoint, send_now, stream_chat
+from tokcaliper.load.http import ConnectFailed
+from tokcaliper.load.monitor import LoopMonitor
+from tokcaliper.load.pool import ConnectionPool
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.sse import RawStream
-from tokcaliper.model.run import LoadConfig, RequestRecord
+from tokcaliper.load.summary import percentiles
+from tokcaliper.model.run import ArrivalStats, ClientHealth, LoadConfig, RequestRecord
+
+__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "run_phase", "run_phase_async", "salted"]
 
 #: Called after each request ends, with the request's index (progress bars).
 OnRequest = Callable[[int], None]
@@ -23,6 +51,24 @@ OnRequest = Callable[[int], None]
 #: Parse the kept streams early once they hold this many bytes (a stall that
 #: bounds memory; at ~300 B per token it takes ~200k tokens in one phase).
 PARSE_BACKLOG_BYTES = 64 * 2**20
+
+#: Open loop: connections opened before the clock (more open on demand; a
+#: server with few HTTP threads, like llama-server, would hold idle ones).
+OPEN_LOOP_PREFILL = 16
+
+
+class Phase(list[RequestRecord]):
+    """The records of one phase, in issue order (a list), and the client's own figures.
+
+    Attributes:
+        client: loop lag, CPU share and connection figures
+            (:class:`~tokcaliper.model.run.ClientHealth`, bounds not yet
+            judged: :func:`tokcaliper.load.summary.summarize` does).
+        arrivals: open-loop arrival statistics (None in a closed loop).
+    """
+
+    client: ClientHealth | None = None
+    arrivals: ArrivalStats | None = None
 
 
 def salted(messages: Messages, tag: str) -> Messages:
@@ -42,66 +88,154 @@ def salted(messages: Messages, tag: str) -> Messages:
     return out
 
 
-async def _closed_loop(
-    session: aiohttp.ClientSession,
-    cfg: LoadConfig,
-    prompts: list[Messages],
-    *,
-    count: int | None,
-    duration_s: float | None,
-    warmup: bool,
-    index_offset: int,
-    on_request: OnRequest | None,
-) -> list[RequestRecord]:
-    url = cfg.base_url.rstrip("/") + "/v1/chat/completions"
-    records: list[RequestRecord] = []
-    backlog: list[RawStream] = []
-    backlog_bytes = 0
+class _Requests:
+    """Request bytes by request index (encoded ahead when the count is known)."""
+
+    def __init__(self, cfg: LoadConfig, prompts: list[Messages], ep: Endpoint, offset: int,
+                 count: int | None) -> None:
+        self.cfg, self.prompts, self.ep, self.offset = cfg, prompts, ep, offset
+        self._ready = [self._build(i) for i in range(count)] if count is not None else None
+
+    def _build(self, i: int) -> bytes:
+        messages = self.prompts[(self.offset + i) % len(self.prompts)]
+        if self.cfg.prompt_salt is not None:
+            messages = salted(messages, f"[{self.cfg.prompt_salt}.{self.offset + i}] ")
+        return self.ep.request(chat_body(self.cfg, messages))
+
+    def __getitem__(self, i: int) -> bytes:
+        return self._ready[i] if self._ready is not None else self._build(i)
+
+
+class _Collector:
+    """Finished streams; parses them at the end (or when the backlog is large)."""
+
+    def __init__(self, on_request: OnRequest | None) -> None:
+        self.records: list[RequestRecord] = []
+        self.backlog: list[RawStream] = []
+        self.nbytes = 0
+        self.run_start = 0.0
+        self.on_request = on_request
+
+    def add(self, raw: RawStream) -> None:
+        self.backlog.append(raw)
+        self.nbytes += raw.nbytes
+        if self.nbytes > PARSE_BACKLOG_BYTES:
+            self.flush()
+        if self.on_request is not None:
+            self.on_request(raw.index)
+
+    def flush(self) -> None:
+        self.records.extend(r.parse(self.run_start) for r in self.backlog)
+        self.backlog.clear()
+        self.nbytes = 0
+
+    @property
+    def count(self) -> int:
+        return len(self.records) + len(self.backlog)
+
+
+async def _closed_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out: _Collector, *,
+                       count: int | None, duration_s: float | None, warmup: bool, index_offset: int) -> None:
     next_index = 0
-    run_start = perf_counter()
-    deadline = run_start + duration_s if duration_s else None
+    deadline = out.run_start + duration_s if duration_s else None
     workers = min(cfg.concurrency, count) if count is not None else cfg.concurrency
 
     async def worker() -> None:
-        nonlocal next_index, backlog_bytes
+        nonlocal next_index
         while True:
-            if count is not None and next_index >= count:
-                return
-            if deadline is not None and perf_counter() >= deadline:
+            now = perf_counter()
+            if (count is not None and next_index >= count) or (deadline is not None and now >= deadline):
                 return
             i = next_index
             next_index += 1
-            messages = prompts[(index_offset + i) % len(prompts)]
-            if cfg.prompt_salt is not None:
-                messages = salted(messages, f"[{cfg.prompt_salt}.{index_offset + i}] ")
-            body = chat_body(cfg, messages)
-            raw = await stream_chat(session, url, body, index=index_offset + i, warmup=warmup)
-            # Parsing waits for the end of the phase: done here it would
-            # delay every other stream's timestamps (measured in
-            # benchmarks/client_overhead.py).
-            backlog.append(raw)
-            backlog_bytes += raw.nbytes
-            if backlog_bytes > PARSE_BACKLOG_BYTES:
-                records.extend(r.parse(run_start) for r in backlog)
-                backlog.clear()
-                backlog_bytes = 0
-            if on_request is not None:
-                on_request(raw.index)
+            raw = RawStream(index=index_offset + i, warmup=warmup, scheduled=now)
+            out.add(await stream_chat(pool, reqs[i], raw, timeout_s=cfg.request_timeout_s))
 
     tasks = [asyncio.create_task(worker()) for _ in range(workers)]
     try:
         await asyncio.gather(*tasks)
-    except ServerGone as e:
+    finally:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        raise ServerError(
-            f"server at {cfg.base_url} stopped answering after {len(records) + len(backlog)} "
-            f"requests: {e}"
-        ) from None
-    records.extend(r.parse(run_start) for r in backlog)
-    records.sort(key=lambda r: r.index)
-    return records
+
+
+def _seed(cfg: LoadConfig) -> int | None:
+    if cfg.arrival_seed is not None:
+        return cfg.arrival_seed
+    if cfg.prompt_salt is None:
+        return None
+    return int.from_bytes(hashlib.sha256(cfg.prompt_salt.encode()).digest()[:8], "big")
+
+
+async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out: _Collector, *,
+                     offsets: list[float], index_offset: int) -> None:
+    """Send request k at ``run_start + offsets[k]``, at most ``cfg.concurrency`` in flight.
+
+    Each arrival is a timer callback that sends at once on an idle connection
+    (no task start in between); an arrival over the in-flight cap, or with no
+    connection ready, waits, and the wait shows as its dispatch delay.
+    """
+    loop = asyncio.get_running_loop()
+    # perf_counter and loop.time() are both CLOCK_MONOTONIC on Linux; the
+    # offset keeps this right where they are not.
+    to_loop = loop.time() - perf_counter()
+    n = len(offsets)
+    cap = cfg.concurrency
+    in_flight = 0
+    fired = 0
+    waiting: deque[RawStream] = deque()
+    finished = loop.create_future()
+    failure: list[BaseException] = []
+    tasks: set[asyncio.Task[RawStream]] = set()
+
+    def start(raw: RawStream) -> None:
+        nonlocal in_flight
+        in_flight += 1
+        k = raw.index - index_offset
+        started = send_now(pool, reqs[k], loop)
+        task = loop.create_task(stream_chat(pool, reqs[k], raw, timeout_s=cfg.request_timeout_s,
+                                            started=started))
+        tasks.add(task)
+        task.add_done_callback(done)
+
+    def done(task: asyncio.Task[RawStream]) -> None:
+        nonlocal in_flight
+        tasks.discard(task)
+        in_flight -= 1
+        if task.cancelled():
+            return
+        if task.exception() is not None:
+            failure.append(task.exception())  # type: ignore[arg-type]
+            if not finished.done():
+                finished.set_result(None)
+            return
+        out.add(task.result())
+        if waiting and not failure:
+            start(waiting.popleft())
+        if fired == n and in_flight == 0 and not finished.done():
+            finished.set_result(None)
+
+    def fire(k: int) -> None:
+        nonlocal fired
+        fired += 1
+        if k + 1 < n:
+            loop.call_at(out.run_start + offsets[k + 1] + to_loop, fire, k + 1)
+        raw = RawStream(index=index_offset + k, warmup=False, scheduled=out.run_start + offsets[k])
+        if in_flight < cap and not failure:
+            start(raw)
+        else:
+            waiting.append(raw)
+
+    loop.call_at(out.run_start + offsets[0] + to_loop, fire, 0)
+    try:
+        await finished
+    finally:
+        for t in list(tasks):
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    if failure:
+        raise failure[0]
 
 
 async def run_phase_async(
@@ -110,35 +244,74 @@ async def run_phase_async(
     *,
     warmup: bool = False,
     on_request: OnRequest | None = None,
-) -> list[RequestRecord]:
-    """Run one phase: ``cfg.warmup`` warm-up requests, or the measured loop.
+) -> Phase:
+    """Run one phase: ``cfg.warmup`` warm-up requests, or the measured load.
 
     Warm-up requests use prompt indices ``0 … warmup−1`` and measured ones
     continue from there, so no measured request reuses a warm-up prompt.
+    Warm-up is always a closed loop; the measured phase is an open loop when
+    ``cfg.rate_rps`` is set.
 
     Returns:
-        The phase's records in issue order; ``start_s`` is relative to the
-        phase's start.
+        The phase's records in issue order (``start_s`` relative to the
+        phase's start, after its connections were opened), with the client's
+        own figures (:class:`Phase`).
 
     Raises:
         ServerError: the server refused connections (it is down).
     """
-    timeout = aiohttp.ClientTimeout(total=cfg.request_timeout_s)
-    # A fresh connection per request: llama-server closes the connection after
-    # each streamed response without saying so, and a pooled connection that
-    # is already closed fails the next request ("Can not write request body").
-    # The loopback connect this adds (~0.1 ms) is the same for every request.
-    connector = aiohttp.TCPConnector(limit=cfg.concurrency + 1, force_close=True)
-    async with aiohttp.ClientSession(timeout=timeout, connector=connector) as session:
-        if warmup:
-            return await _closed_loop(
-                session, cfg, prompts, count=cfg.warmup, duration_s=None,
-                warmup=True, index_offset=0, on_request=on_request,
-            )
-        return await _closed_loop(
-            session, cfg, prompts, count=cfg.requests, duration_s=cfg.duration_s,
-            warmup=False, index_offset=cfg.warmup, on_request=on_request,
-        )
+    ep = endpoint(cfg.base_url)
+    pool = ep.pool()
+    out = _Collector(on_request)
+    monitor = LoopMonitor()
+    if warmup:
+        count, duration, offset = cfg.warmup, None, 0
+    else:
+        count, duration, offset = cfg.requests, cfg.duration_s, cfg.warmup
+    open_loop = not warmup and cfg.rate_rps is not None
+    offsets: list[float] = []
+    if open_loop:
+        offsets = arrival_offsets(cfg.rate_rps, cfg.arrival, burstiness=cfg.burstiness,  # type: ignore[arg-type]
+                                  count=count, duration_s=None if count else duration,
+                                  seed=_seed(cfg)).tolist()
+        count = len(offsets)
+    reqs = _Requests(cfg, prompts, ep, offset, count)
+    first_wave = min(cfg.concurrency, count if count is not None else cfg.concurrency)
+    if open_loop:
+        first_wave = min(first_wave, OPEN_LOOP_PREFILL)
+    try:
+        try:
+            await pool.prefill(first_wave)  # off the clock
+        except ConnectFailed as e:
+            raise ServerGone(str(e)) from None
+        monitor.start()
+        out.run_start = perf_counter()
+        if open_loop:
+            await _open_loop(pool, cfg, reqs, out, offsets=offsets, index_offset=offset)
+        else:
+            await _closed_loop(pool, cfg, reqs, out, count=count, duration_s=duration,
+                               warmup=warmup, index_offset=offset)
+        health = monitor.stop()
+        await pool.settle()  # after the clock: learn keep-alive for the next phase
+    except ServerGone as e:
+        raise ServerError(
+            f"server at {cfg.base_url} stopped answering after {out.count} requests: {e}"
+        ) from None
+    finally:
+        pool.close()
+    out.flush()
+    phase = Phase(sorted(out.records, key=lambda r: r.index))
+    st, ka = pool.stats, pool.keepalive
+    phase.client = health.model_copy(update={
+        "connections_opened": st.opened, "connections_prefilled": st.prefilled,
+        "requests_reused": st.reused, "connect_s": percentiles(st.connect_s),
+        "server_keeps_alive": {"keeps": True, "closes": False}.get(ka.mode),
+    })
+    if open_loop:
+        sent = [r.start_s for r in phase if r.start_s is not None]
+        sched = [r.scheduled_s for r in phase if r.scheduled_s is not None]
+        phase.arrivals = arrival_stats(sent, sched, cfg.rate_rps, cfg.arrival, cfg.burstiness)  # type: ignore[arg-type]
+    return phase
 
 
 def run_phase(
@@ -147,10 +320,10 @@ def run_phase(
     *,
     warmup: bool = False,
     on_request: OnRequest | None = None,
-) -> list[RequestRecord]:
+) -> Phase:
     """Synchronous wrapper of :func:`run_phase_async` (its own event loop)."""
     if warmup and cfg.warmup == 0:
-        return []
+        return Phase()
     runner = asyncio.Runner()
     try:
         with _sigint_deferred():

@@ -28,20 +28,40 @@ from tokcaliper.model.run import RequestRecord
 
 @dataclass(slots=True)
 class RawStream:
-    """What the client kept of one request: chunk bytes and arrival times.
+    """What the client kept of one request: chunk bytes, arrival times, its stamps.
+
+    Every time is ``time.perf_counter()`` (0.0 = not reached).
 
     Attributes:
         index: request index in the run.
         warmup: whether it is a warm-up request.
-        issued / ended: ``time.perf_counter()`` at issue and at end of stream.
+        issued: the request's first byte was handed to the socket (TTFT's zero).
+        ended: the response ended (or failed).
+        scheduled: when the request was due (closed loop: its worker was
+            free; open loop: its arrival time). ``issued − scheduled`` is the
+            client's dispatch delay.
+        connected: when the connection it went out on was established.
+        connect_s: how long that connection took to open, s.
+        reused: the connection had carried an earlier request.
+        written: the socket had taken the whole request.
+        first_byte / headers: first response bytes / complete headers.
+        retried: times it was re-sent after a reused connection was dead.
         chunks / stamps: network chunks and their arrival times (same length).
         error: a transport error (timeout, reset, HTTP status), if any.
     """
 
     index: int
     warmup: bool
-    issued: float
+    issued: float = 0.0
     ended: float = 0.0
+    scheduled: float = 0.0
+    connected: float = 0.0
+    connect_s: float | None = None
+    reused: bool = False
+    written: float = 0.0
+    first_byte: float = 0.0
+    headers: float = 0.0
+    retried: int = 0
     chunks: list[bytes] = field(default_factory=list)
     stamps: list[float] = field(default_factory=list)
     error: str | None = None
@@ -56,6 +76,9 @@ class RawStream:
         return parse_stream(
             self.chunks, self.stamps, index=self.index, issued=self.issued, ended=self.ended,
             run_start=run_start, warmup=self.warmup, error=self.error,
+            scheduled=self.scheduled or None, connected=self.connected or None,
+            connect_s=self.connect_s, reused=self.reused, written=self.written or None,
+            first_byte=self.first_byte or None, headers=self.headers or None, retried=self.retried,
         )
 
 
@@ -75,6 +98,14 @@ def parse_stream(
     run_start: float,
     warmup: bool = False,
     error: str | None = None,
+    scheduled: float | None = None,
+    connected: float | None = None,
+    connect_s: float | None = None,
+    reused: bool = False,
+    written: float | None = None,
+    first_byte: float | None = None,
+    headers: float | None = None,
+    retried: int = 0,
 ) -> RequestRecord:
     """Build a :class:`RequestRecord` from chunk bytes and their arrival times.
 
@@ -86,6 +117,11 @@ def parse_stream(
         run_start: perf_counter at the run's start (for ``start_s``).
         warmup: whether this is a warm-up request.
         error: a transport error already known (connection reset, timeout…).
+        scheduled / connected / written / first_byte / headers: the
+            request's other perf_counter stamps (:class:`RawStream`), None
+            when unknown; stored relative to ``run_start``.
+        connect_s / reused / retried: its connection's set-up time, whether
+            it was reused, and how often the request was re-sent.
 
     Returns:
         The record; ``error`` is set when the stream carried an error event,
@@ -129,10 +165,23 @@ def parse_stream(
         error = "stream ended without any generated token"
     completion = (usage or {}).get("completion_tokens")
     from_usage = isinstance(completion, int)
+    def rel(t: float | None) -> float | None:
+        return None if t is None else t - run_start
+
     return RequestRecord(
         index=index,
         warmup=warmup,
         start_s=issued - run_start,
+        scheduled_s=rel(scheduled),
+        connected_s=rel(connected),
+        connect_s=connect_s,
+        connection_reused=reused,
+        written_s=rel(written),
+        headers_s=rel(headers),
+        first_byte_s=rel(first_byte),
+        first_token_s=rel(content_times[0]) if content_times else None,
+        last_token_s=rel(content_times[-1]) if content_times else None,
+        retried=retried,
         ttft_s=(content_times[0] - issued) if content_times else None,
         itl_s=[b - a for a, b in zip(content_times, content_times[1:])],
         e2e_s=ended - issued,

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tokcaliper.model.run import Percentiles, RequestRecord, RunMetrics
+from tokcaliper.model import warnings as W
+from tokcaliper.model.run import ArrivalStats, ClientHealth, Percentiles, RequestRecord, RunMetrics
 
 
 def percentiles(values: Sequence[float]) -> Percentiles:
@@ -39,12 +40,46 @@ def decode_rate(rec: RequestRecord) -> float | None:
     return (rec.output_tokens - 1) / decode_s if decode_s > 0 else None
 
 
-def summarize(records: Sequence[RequestRecord]) -> RunMetrics:
+def judge_client(client: ClientHealth, dispatch: Percentiles) -> ClientHealth:
+    """``client`` with ``client_limited`` and ``limits`` set from its bounds.
+
+    Bounds (:mod:`tokcaliper.load.monitor`): loop lag p99 > ``LAG_BOUND_S``,
+    dispatch delay p99 > ``DISPATCH_BOUND_S``, loop CPU share >
+    ``CPU_BOUND_SHARE``. Each crossed bound adds one sentence with its figures.
+    """
+    from tokcaliper.load.monitor import CPU_BOUND_SHARE, DISPATCH_BOUND_S, LAG_BOUND_S
+    from tokcaliper.numbers import num
+
+    limits: list[str] = []
+    lag = client.loop_lag_s.p99
+    if lag is not None and lag > LAG_BOUND_S:
+        limits.append(W.CLIENT_LOOP_LAG.text(lag_ms=num(lag * 1000), bound_ms=num(LAG_BOUND_S * 1000)))
+    if dispatch.p99 is not None and dispatch.p99 > DISPATCH_BOUND_S:
+        limits.append(W.CLIENT_DISPATCH_LATE.text(delay_ms=num(dispatch.p99 * 1000),
+                                                  bound_ms=num(DISPATCH_BOUND_S * 1000)))
+    if client.cpu_share is not None and client.cpu_share > CPU_BOUND_SHARE:
+        limits.append(W.CLIENT_CPU_BOUND.text(share_pct=f"{num(client.cpu_share * 100)} %",
+                                              bound_pct=f"{num(CPU_BOUND_SHARE * 100)} %"))
+    return client.model_copy(update={"client_limited": bool(limits), "limits": limits})
+
+
+def summarize(
+    records: Sequence[RequestRecord],
+    client: ClientHealth | None = None,
+    arrivals: ArrivalStats | None = None,
+) -> RunMetrics:
     """Summarise one run's measured requests.
 
     Warm-up records are excluded and counted in ``excluded_warmup``. The wall
     time spans the first measured issue to the last measured end (failed
     requests included, since they occupied the run).
+
+    Args:
+        records: the run's requests.
+        client: the client's own figures of the measured phase
+            (:class:`tokcaliper.load.monitor.LoopMonitor`); judged here
+            against the bounds (:func:`judge_client`).
+        arrivals: open-loop arrival statistics, stored as given.
     """
     warm = [r for r in records if r.warmup]
     measured = [r for r in records if not r.warmup]
@@ -65,6 +100,7 @@ def summarize(records: Sequence[RequestRecord]) -> RunMetrics:
         for r in done
         if r.ttft_s is not None and r.e2e_s is not None and r.output_tokens > 1
     ]
+    dispatch = percentiles([d for r in measured if (d := r.dispatch_delay_s) is not None])
     return RunMetrics(
         wall_s=wall,
         completed=len(done),
@@ -82,4 +118,11 @@ def summarize(records: Sequence[RequestRecord]) -> RunMetrics:
         e2e_s=percentiles([r.e2e_s for r in done if r.e2e_s is not None]),
         tpot_s=percentiles(tpots),
         errors=dict(Counter(r.error for r in failed if r.error)),
+        dispatch_s=dispatch,
+        ttft_from_schedule_s=percentiles([
+            r.ttft_s + r.dispatch_delay_s for r in done
+            if r.ttft_s is not None and r.dispatch_delay_s is not None
+        ]),
+        client=judge_client(client, dispatch) if client is not None else None,
+        arrivals=arrivals,
     )

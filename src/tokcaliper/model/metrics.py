@@ -44,7 +44,7 @@ class Metric:
     Attributes:
         name: identifier, e.g. ``"ttft_p50_ms"`` (stable: stored in databases).
         label: human label with unit, e.g. ``"TTFT p50 (ms)"``.
-        unit: ``"tok/s"``, ``"req/s"``, ``"ms"`` or ``"s"``.
+        unit: ``"tok/s"``, ``"req/s"``, ``"ms"``, ``"s"`` or ``"%"``.
         better: ``"higher"`` or ``"lower"`` — which direction is an improvement.
         computed: how the value is computed, in words and symbols.
         description: one line on what it tells a user.
@@ -77,6 +77,11 @@ _LATENCIES: dict[str, tuple[str, str, str, str]] = {
     "itl_s": ("itl", "ITL", "ms", "gap between consecutive tokens of a stream, over all gaps of the run"),
     "tpot_s": ("tpot", "TPOT", "ms", "(E2E − TTFT) ÷ (output tokens − 1), over the run's requests"),
     "e2e_s": ("e2e", "E2E latency", "s", "request issued → end of stream, over the run's requests"),
+    "dispatch_s": ("dispatch", "dispatch delay", "ms",
+                   "request scheduled → sent (client queueing, connect if none was ready), over the requests"),
+    "ttft_from_schedule_s": ("ttft_from_schedule", "TTFT from schedule", "ms",
+                             "request scheduled → first generated token (shows coordinated omission), "
+                             "over the requests"),
 }
 _STATS: dict[str, str] = {"mean": "mean", "p50": "p50", "p90": "p90", "p99": "p99"}
 # The latency figures the noise floor shows by default (the others exist for --metric).
@@ -129,12 +134,34 @@ _RATES: tuple[Metric, ...] = (
     ),
 )
 
-#: Every per-run metric, by name, in display order (rates, then latencies).
+def _client(m: RunMetrics, get: Callable[[object], float | None]) -> float | None:
+    return None if m.client is None else get(m.client)
+
+
+_CLIENT: tuple[Metric, ...] = (
+    Metric(
+        name="client_loop_lag_p99_ms", label="client loop lag p99 (ms)", unit="ms", better="lower",
+        computed="p99 of the lateness of a 5 ms periodic probe on the client's event loop, × 1000",
+        description="how late the client's own timestamps may be: latencies below it are not resolved",
+        headline=False,
+        extract=lambda m: _client(m, lambda c: _scaled(c.loop_lag_s.p99, 1000.0)),  # type: ignore[attr-defined]
+    ),
+    Metric(
+        name="client_cpu_pct", label="client loop CPU (%)", unit="%", better="lower",
+        computed="CPU time of the client's event-loop thread ÷ the phase's wall time × 100",
+        description="how busy the load client was; near 100 % it is the bottleneck",
+        headline=False,
+        extract=lambda m: _client(m, lambda c: _scaled(c.cpu_share, 100.0)),  # type: ignore[attr-defined]
+    ),
+)
+
+#: Every per-run metric, by name, in display order (rates, then latencies, then the client's own).
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
         *_RATES,
         *(_latency_metric(f, s) for f in _LATENCIES for s in _STATS),
+        *_CLIENT,
     )
 }
 

@@ -34,6 +34,26 @@ class RequestRecord(BaseModel):
         error: why the request failed (None on success).
         server_timings: llama.cpp's ``timings`` object of the final chunk, if any
             (holds ``draft_n`` / ``draft_n_accepted`` under speculative decoding).
+
+    Timestamps of the request's life, seconds from the run's start on the same
+    monotonic clock as ``start_s`` (None when not reached or not recorded, as
+    in runs stored before they existed). ``start_s`` is when the request's
+    first byte went to the socket; TTFT and E2E count from it.
+
+    Attributes:
+        scheduled_s: when the request was due — closed loop: its worker was
+            free; open loop: its arrival time. ``start_s − scheduled_s`` is
+            the client's dispatch delay (queueing, connect if no connection
+            was ready).
+        connected_s: when its connection was established (before
+            ``scheduled_s`` for a connection opened ahead or reused).
+        connect_s: how long that connection took to open, s.
+        connection_reused: the connection had carried an earlier request.
+        written_s: the socket had taken the whole request.
+        headers_s / first_byte_s: response headers complete / first bytes.
+        first_token_s / last_token_s: first / last content chunk arrived.
+        retried: times the request was re-sent because a reused connection
+            turned out closed by the server before any answer.
     """
 
     index: int
@@ -48,11 +68,26 @@ class RequestRecord(BaseModel):
     content_chunks: int = 0
     error: str | None = None
     server_timings: dict[str, Any] | None = None
+    scheduled_s: float | None = None
+    connected_s: float | None = None
+    connect_s: float | None = None
+    connection_reused: bool | None = None
+    written_s: float | None = None
+    headers_s: float | None = None
+    first_byte_s: float | None = None
+    first_token_s: float | None = None
+    last_token_s: float | None = None
+    retried: int = 0
 
     @property
     def ok(self) -> bool:
         """True when the request finished without error."""
         return self.error is None
+
+    @property
+    def dispatch_delay_s(self) -> float | None:
+        """Sent − scheduled, seconds (None without a schedule stamp)."""
+        return None if self.scheduled_s is None else self.start_s - self.scheduled_s
 
 
 class LoadConfig(BaseModel):
@@ -75,6 +110,14 @@ class LoadConfig(BaseModel):
         prompt_salt: when set, each request's last user message starts with
             ``[salt.index]`` so that no request is served from a prompt cache
             filled by an earlier run (the runner sets it per repetition).
+        rate_rps: open loop: mean request arrivals per second (None: closed
+            loop). ``concurrency`` then caps the requests in flight; an
+            arrival beyond the cap waits, and its wait is dispatch delay.
+        arrival: open-loop process: ``"poisson"``, ``"gamma"`` or
+            ``"constant"`` (:mod:`tokcaliper.load.arrivals`).
+        burstiness: gamma shape k (CV of the gaps = 1/√k; 1 = Poisson).
+        arrival_seed: seed of the arrival times (None: derived from
+            ``prompt_salt``, so repetitions differ but replay identically).
     """
 
     base_url: str
@@ -89,6 +132,10 @@ class LoadConfig(BaseModel):
     prompts_source: str = "builtin"
     request_timeout_s: float = 300.0
     prompt_salt: str | None = None
+    rate_rps: float | None = None
+    arrival: Literal["poisson", "gamma", "constant"] = "poisson"
+    burstiness: float = 1.0
+    arrival_seed: int | None = None
 
 
 class Percentiles(BaseModel):
@@ -99,6 +146,68 @@ class Percentiles(BaseModel):
     p50: float | None = None
     p90: float | None = None
     p99: float | None = None
+
+
+class ClientHealth(BaseModel):
+    """The load client's own error during one run (the ruler's error bar).
+
+    Attributes:
+        loop_lag_s: lateness of a periodic probe on the client's event loop,
+            s (:mod:`tokcaliper.load.monitor`); a timestamp may trail its
+            event by this much.
+        loop_lag_max_s: the largest probe lateness, s.
+        probe_interval_s: probe period, s.
+        cpu_s / wall_s: the loop thread's CPU time and the phase's wall time, s.
+        cpu_share: ``cpu_s ÷ wall_s`` (1.0 = one core saturated).
+        connections_opened / connections_prefilled: TCP connections opened
+            in the phase, and of which before its clock started.
+        requests_reused: requests sent on a connection that had carried one.
+        connect_s: connect durations, s (kept apart from TTFT).
+        server_keeps_alive: whether the server kept streamed connections
+            (None: not yet known).
+        client_limited: the client, not the server, bounded this run
+            (``limits`` says which bound was crossed, with its arithmetic).
+        limits: one sentence per crossed bound.
+    """
+
+    loop_lag_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
+    loop_lag_max_s: float | None = None
+    probe_interval_s: float | None = None
+    cpu_s: float | None = None
+    wall_s: float | None = None
+    cpu_share: float | None = None
+    connections_opened: int = 0
+    connections_prefilled: int = 0
+    requests_reused: int = 0
+    connect_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
+    server_keeps_alive: bool | None = None
+    client_limited: bool = False
+    limits: list[str] = Field(default_factory=list)
+
+
+class ArrivalStats(BaseModel):
+    """How an open-loop run's actual arrivals followed the requested process.
+
+    Attributes:
+        process: ``"poisson"``, ``"gamma"`` or ``"constant"``.
+        requested_rate_rps: the requested mean rate, req/s.
+        burstiness: the gamma shape (gamma only).
+        n: arrivals (requests sent).
+        achieved_rate_rps: (n − 1) ÷ (last send − first send).
+        rate_ci95_rps: 95 % CI of the achieved rate under the requested
+            process (:mod:`tokcaliper.load.arrivals`).
+        interarrival_cv: CV of the actual gaps between sends (Poisson ≈ 1).
+        scheduled_cv: CV of the scheduled gaps (what was asked for).
+    """
+
+    process: str
+    requested_rate_rps: float
+    burstiness: float | None = None
+    n: int = 0
+    achieved_rate_rps: float | None = None
+    rate_ci95_rps: tuple[float, float] | None = None
+    interarrival_cv: float | None = None
+    scheduled_cv: float | None = None
 
 
 class RunMetrics(BaseModel):
@@ -115,6 +224,14 @@ class RunMetrics(BaseModel):
             (output tokens − 1) ÷ (e2e − TTFT), i.e. decode rate after the
             first token.
         ttft_s / itl_s / e2e_s / tpot_s: latency distributions.
+        dispatch_s: dispatch delay (sent − scheduled) over the requests.
+        ttft_from_schedule_s: scheduled → first token, over the requests;
+            with open-loop arrivals it is the TTFT a user arriving on
+            schedule saw (it shows coordinated omission: TTFT counted from
+            the send alone hides the time a request waited to be sent).
+        client: the load client's own lag, CPU and connections (None in
+            runs stored before they were measured).
+        arrivals: open-loop arrival statistics (None in a closed loop).
     """
 
     wall_s: float
@@ -133,6 +250,10 @@ class RunMetrics(BaseModel):
     e2e_s: Percentiles
     tpot_s: Percentiles
     errors: dict[str, int] = Field(default_factory=dict)
+    dispatch_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
+    ttft_from_schedule_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
+    client: ClientHealth | None = None
+    arrivals: ArrivalStats | None = None
 
 
 class DeviceStartState(BaseModel):

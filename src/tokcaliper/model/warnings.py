@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 __all__ = [
     "ALL",
+    "CLIENT_CPU_BOUND",
+    "CLIENT_DISPATCH_LATE",
+    "CLIENT_LOOP_LAG",
     "CV_FROM_FEW_RUNS",
     "CV_UNDEFINED",
     "FEW_REPETITIONS",
@@ -110,8 +113,23 @@ SERVER_STOP_FAILED = NamedWarning(
 #: Telemetry switched off by the user.
 TELEMETRY_OFF = NamedWarning("telemetry-off", "not sampled (--telemetry-interval 0)")
 
+#: The load client's event loop lagged (tokcaliper.load.monitor).
+CLIENT_LOOP_LAG = NamedWarning(
+    "client-loop-lag",
+    "client event loop lagged p99 {lag_ms} ms (bound {bound_ms} ms): latencies below that are not resolved")
+#: The load client could not send on schedule (coordinated omission).
+CLIENT_DISPATCH_LATE = NamedWarning(
+    "client-dispatch-late",
+    "requests left {delay_ms} ms after their scheduled time at p99 (bound {bound_ms} ms): the client, "
+    "not the server, limited this run — see the TTFT from schedule")
+#: The load client's loop thread was saturated.
+CLIENT_CPU_BOUND = NamedWarning(
+    "client-cpu-bound",
+    "client loop used {share_pct} of a core (bound {bound_pct}): the client was the bottleneck")
+
 #: Every named warning by code.
 ALL: dict[str, NamedWarning] = {w.code: w for w in (
     FEW_REPETITIONS, SINGLE_REPETITION, CV_UNDEFINED, IDENTICAL_RUNS, SINGLE_RUN_NO_CV,
     CV_FROM_FEW_RUNS, QUICK_FORMULA_POWER, INDEPENDENT_RUNS_ASSUMED, SINGLE_RUNS_ANECDOTE,
-    NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED)}
+    NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED,
+    CLIENT_LOOP_LAG, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND)}

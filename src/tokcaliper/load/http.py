@@ -1,0 +1,219 @@
+"""A lean HTTP/1.1 client connection for streamed responses (asyncio.Protocol).
+
+Why not aiohttp: its per-chunk path wakes the reading task once per network
+chunk (one event-loop pass per token per stream) and it writes the request
+body from a new task (one more pass before the request leaves); under load
+those passes queue behind every other stream's and read as latency. Here a
+network chunk is timestamped in ``data_received`` itself, handed to the
+``httptools`` parser (llhttp, the parser of Node.js, in C), and its body bytes
+appended to a list: no task, no future, no copy. The request is written
+synchronously by :meth:`HttpConnection.send`, so it leaves in the same
+callback that decided to send it.
+
+One :class:`Exchange` is one request/response on one connection. Its
+timestamps (``time.perf_counter()``, CLOCK_MONOTONIC on Linux, shared by all
+processes of the host) are:
+
+* ``sent`` — just before the request bytes were handed to the socket;
+* ``written`` — right after (the socket accepted them; loopback: delivered);
+* ``first_byte`` — the first response bytes arrived;
+* ``headers`` — the response headers were complete;
+* one stamp per body piece (``stamps``, with the bytes in ``chunks``);
+* ``ended`` — the response was complete, failed, or the connection closed.
+
+Every stamp is the arrival time of the network read that carried it: the
+parser runs inside that read's callback, so pieces of one read share it.
+
+Errors are data (``Exchange.error``); only a refused or failed connect raises
+(:class:`ConnectFailed`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from time import perf_counter
+
+import httptools
+
+__all__ = ["ConnectFailed", "Exchange", "HttpConnection", "build_post"]
+
+
+class ConnectFailed(Exception):
+    """The TCP connection could not be opened (refused, unreachable)."""
+
+
+def build_post(host: str, port: int, path: str, body: bytes, *, accept: str = "text/event-stream") -> bytes:
+    """The bytes of one HTTP/1.1 ``POST`` with a JSON body (RFC 9112 §3).
+
+    Persistent connections are HTTP/1.1's default (RFC 9112 §9.3), so no
+    ``Connection`` header is sent; whether the server really keeps the
+    connection is learned by :mod:`tokcaliper.load.pool`.
+    """
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        f"Content-Type: application/json\r\nAccept: {accept}\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode("latin-1")
+    return head + body
+
+
+class Exchange:
+    """One request and its response on one connection; filled by the parser.
+
+    Attributes:
+        sent / written / first_byte / headers / ended: perf_counter stamps
+            (0.0 while not reached; see the module docstring).
+        status: HTTP status code (0 before the headers).
+        keep_alive: the response allows the connection to be reused
+            (``httptools``' ``should_keep_alive``: HTTP/1.1 without
+            ``Connection: close``). Servers can say so and close anyway.
+        chunks / stamps: body pieces (de-chunked) and their arrival times.
+        complete: the response ended as framed (chunked terminator or length).
+        error: why the exchange failed (None while it has not).
+        done: resolved when the exchange is over (complete or failed).
+    """
+
+    __slots__ = (
+        "sent", "written", "first_byte", "headers", "ended", "status", "keep_alive",
+        "chunks", "stamps", "complete", "error", "done", "now", "parser",
+    )
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.sent = self.written = self.first_byte = self.headers = self.ended = 0.0
+        self.now = 0.0
+        self.status = 0
+        self.keep_alive = False
+        self.chunks: list[bytes] = []
+        self.stamps: list[float] = []
+        self.complete = False
+        self.error: str | None = None
+        self.done: asyncio.Future[None] = loop.create_future()
+        self.parser = httptools.HttpResponseParser(self)
+
+    # -- httptools callbacks (run inside HttpConnection.data_received) --------
+    def on_headers_complete(self) -> None:
+        self.headers = self.now
+        self.status = self.parser.get_status_code()
+        self.keep_alive = self.parser.should_keep_alive()
+
+    def on_body(self, body: bytes) -> None:
+        self.stamps.append(self.now)
+        self.chunks.append(body)
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+        self.finish(None)
+
+    # -------------------------------------------------------------------------
+    def finish(self, error: str | None) -> None:
+        """End the exchange (first call wins) with ``error`` or success."""
+        if self.done.done():
+            return
+        self.ended = self.now if self.complete else perf_counter()
+        self.error = error
+        self.done.set_result(None)
+
+
+class HttpConnection(asyncio.Protocol):
+    """One client TCP connection carrying one exchange at a time.
+
+    Attributes:
+        connected_at: perf_counter when the TCP handshake completed.
+        connect_s: seconds the connect took (``create_connection`` call →
+            established), set by :meth:`open`.
+        exchanges: exchanges sent on this connection so far.
+        closed: the connection is closed (by either side).
+        closed_at: perf_counter when it closed (0.0 while open).
+        idle_since: perf_counter when its last exchange ended (pool use).
+        client_closed: the close was ours (not the server's).
+    """
+
+    __slots__ = ("transport", "exchange", "connected_at", "connect_s", "exchanges", "closed",
+                 "closed_at", "idle_since", "on_close", "client_closed")
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.exchange: Exchange | None = None
+        self.connected_at = 0.0
+        self.connect_s = 0.0
+        self.exchanges = 0
+        self.closed = False
+        self.closed_at = 0.0
+        self.idle_since = 0.0
+        self.on_close: object = None  # callable(conn) set by the pool
+        self.client_closed = False
+
+    @classmethod
+    async def open(cls, host: str, port: int, ssl: object = None) -> HttpConnection:
+        """Open a connection to ``host:port`` (TLS with an ``ssl.SSLContext``).
+
+        Raises:
+            ConnectFailed: the connection was refused or could not be made.
+        """
+        loop = asyncio.get_running_loop()
+        t0 = perf_counter()
+        try:
+            _, conn = await loop.create_connection(cls, host, port, ssl=ssl)  # type: ignore[arg-type]
+        except OSError as e:
+            raise ConnectFailed(f"cannot connect to {host}:{port}: {e}") from None
+        conn.connect_s = conn.connected_at - t0
+        return conn
+
+    # -- asyncio.Protocol ---------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.connected_at = perf_counter()
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        ex = self.exchange
+        if ex is None:  # bytes nobody asked for: the connection is unusable
+            self.close()
+            return
+        ex.now = now = perf_counter()
+        if not ex.first_byte:
+            ex.first_byte = now
+        try:
+            ex.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            ex.finish("unexpected protocol upgrade")
+            self.close()
+        except httptools.HttpParserError as e:
+            ex.finish(f"malformed HTTP response: {e}")
+            self.close()
+
+    def eof_received(self) -> bool:
+        return False  # half-closed by the server: close our side too
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.closed_at = perf_counter()
+        ex = self.exchange
+        if ex is not None and not ex.done.done():
+            if ex.headers and ex.chunks and exc is None and not ex.parser.get_http_version() == "1.1":
+                ex.finish(None)  # HTTP/1.0 body delimited by the close (RFC 9112 §6.3)
+            elif ex.headers:
+                ex.finish("connection closed mid-response" + (f": {exc}" if exc else ""))
+            else:
+                ex.finish("server closed the connection before responding" + (f": {exc}" if exc else ""))
+        if self.on_close is not None:
+            self.on_close(self)  # type: ignore[operator]
+
+    # -------------------------------------------------------------------------
+    def send(self, request: bytes, ex: Exchange) -> None:
+        """Write ``request`` now and let ``ex`` collect the response."""
+        self.exchange = ex
+        self.exchanges += 1
+        ex.sent = perf_counter()
+        self.transport.write(request)  # type: ignore[union-attr]
+        ex.written = perf_counter()
+
+    def release(self) -> None:
+        """Detach the finished exchange (the connection may carry another)."""
+        self.exchange = None
+        self.idle_since = perf_counter()
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self.client_closed = True
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
