@@ -133,3 +133,16 @@ def test_plan_single_run_mentions_m10():
 def test_plan_warns_when_cv_from_few_runs():
     assert any("only 3 runs" in w for w in plan(0.1, 0.05, cv_n=3).warnings)
     assert not any("only" in w and "runs (fewer" in w for w in plan(0.1, 0.05, cv_n=8).warnings)
+
+
+def test_plan_also_gives_the_runs_a_gated_verdict_needs():
+    """The calibration found the verdict gate (CI outside ±1%) reaching only 50–66% of the
+    requested power at plan's n: the plan now also solves for Δ − band."""
+    from tokcaliper.stats.resolution import n_power, plan
+
+    p = plan(0.15, 0.05, n=5)
+    assert p.n_power == 143
+    assert p.n_power_gated == n_power(0.15, 0.04) > p.n_power
+    assert any("noise band" in line and str(p.n_power_gated) in line for line in p.verdict.arithmetic)
+    assert plan(0.15, 0.01, n=5).n_power_gated is None  # Δ inside the band: no verdict possible
+    assert plan(0.15, 0.05, n=5, noise_band=0.0).n_power_gated == 143

@@ -116,6 +116,8 @@ def plan_cmd(
     cooldown: float = typer.Option(0.0, "--cooldown", help="Seconds of rest after each run."),
     alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level."),
     power: float = typer.Option(0.8, "--power", help="Target power for the power-based n."),
+    noise_band: float = typer.Option(
+        0.01, "--noise-band", help="compare's noise band: also print the runs a faster/slower verdict needs."),
     from_runs: Optional[str] = typer.Option(None, "--from-runs", help="Take the CV from stored runs: ID[,ID...]."),
     metric: Optional[str] = typer.Option(
         None, "--metric",
@@ -137,5 +139,5 @@ def plan_cmd(
     from tokcaliper.stats.resolution import plan  # lazy: statsmodels is slow to import
 
     result = plan(cv, effect, n=n, run_seconds=run_seconds, cooldown=cooldown, alpha=alpha,
-                  power=power, cv_source=source, cv_n=cv_n)
+                  power=power, cv_source=source, cv_n=cv_n, noise_band=noise_band)
     emit(result, as_json, lambda console: _render(result, console))

@@ -327,6 +327,12 @@ class Plan(BaseModel):
         n_quick_raw, n_quick: 8·(CV/Δ)² unrounded and ceiled.
         power_of_quick: power the quick n actually achieves (≈ 0.5).
         n_power: exact power-based runs per arm.
+        noise_band: half-width of the verdict gate's noise band (fraction).
+        n_power_gated: runs per arm for a *verdict* (faster/slower) with that
+            power: the gate also needs the CI to clear the band, so Δ − band is
+            what must be resolved (``None`` when Δ ≤ band: no verdict possible).
+            Found by the calibration (docs/calibration.md): without it the gated
+            verdict reaches only 50–66% of the requested 80%.
         power_at_n: power of n runs per arm against Δ (``None`` when n < 2).
         budget_seconds_n / _quick / _power: 2 × n × (run + cool-down) for each n.
         verdict: status and plain sentence with the arithmetic (check "M3").
@@ -348,6 +354,8 @@ class Plan(BaseModel):
     n_quick: int
     power_of_quick: float
     n_power: int
+    noise_band: float = 0.0
+    n_power_gated: int | None = None
     power_at_n: float | None
     budget_seconds_n: float | None
     budget_seconds_quick: float | None
@@ -371,6 +379,7 @@ def plan(
     power: float = 0.8,
     cv_source: str = "--cv",
     cv_n: int | None = None,
+    noise_band: float = 0.01,
 ) -> Plan:
     """Plan an A/B comparison before running it (METHODS.md M3, M10).
 
@@ -391,6 +400,8 @@ def plan(
         cv_source: text naming where the CV came from (shown in the output).
         cv_n: number of runs the CV was estimated from, if known; fewer than 5
             adds a warning that the CV itself is uncertain (METHODS.md M1).
+        noise_band: the verdict gate's band (fraction, ≥ 0; default ±1% as in
+            ``compare``): adds the runs a faster/slower *verdict* needs.
 
     Raises:
         InputError: any argument out of range (message names the CLI option).
@@ -412,6 +423,9 @@ def plan(
     nq = n_quick(cv, effect)
     pq = achieved_power_of_quick_formula(cv, effect, alpha)
     npw = n_power(cv, effect, alpha, power)
+    if not (math.isfinite(noise_band) and 0 <= noise_band < 1):
+        raise InputError(f"--noise-band must be in [0, 1), got {_num(noise_band)}")
+    n_gated = n_power(cv, effect - noise_band, alpha, power) if effect > noise_band else None
     p_n = power_at(cv, effect, n, alpha) if n >= MIN_N_POWER else None
     d = effect / cv
 
@@ -428,6 +442,12 @@ def plan(
         f"n (power {power:g}) = solve_power(d = {effect:g}/{cv:g} = {num(d)}, alpha={alpha:g}, "
         f"power={power:g}, two-sided) → {npw} runs per arm",
     ]
+    if noise_band > 0:
+        arithmetic.append(
+            f"n for a verdict (power {power:g}; the CI must also clear the ±{_pct(noise_band)} noise band) = "
+            + (f"solve_power(d = ({effect:g} − {noise_band:g})/{cv:g} = {num((effect - noise_band) / cv)}) "
+               f"→ {n_gated} runs per arm" if n_gated is not None
+               else f"none: Δ = {_pct(effect)} is inside the noise band"))
     if m_pw is not None:
         arithmetic.append(
             f"MDE (power {power:g}, n={n}) = d({n}) × CV = {num(m_pw / cv, 4)} × {cv:g} = "
@@ -496,6 +516,7 @@ def plan(
         cv=cv, effect=effect, n=n, alpha=alpha, power=power, run_seconds=run_seconds,
         cooldown_seconds=cooldown, cv_source=cv_source, mde_quick_n=m_n, mde_quick_1=m_1,
         mde_power_n=m_pw, n_quick_raw=nq_raw, n_quick=nq, power_of_quick=pq, n_power=npw,
+        noise_band=noise_band, n_power_gated=n_gated,
         power_at_n=p_n, budget_seconds_n=b_n, budget_seconds_quick=b_q, budget_seconds_power=b_p,
         verdict=verdict, warnings=warns,
     )
