@@ -301,7 +301,8 @@ def execute_experiment(
                     if spec.until_decided:
                         result.decision = sequential_decision(spec, [*stored, *result.runs])
                         if result.decision is not None and result.decision.decided:
-                            outcome(pos, arm.name, "decided", result.decision.reason)
+                            kind = "cap_reached" if result.decision.verdict == "inconclusive" else "decided"
+                            outcome(pos, arm.name, kind, result.decision.reason)
                             raise _Decided
             except _Decided:
                 break
