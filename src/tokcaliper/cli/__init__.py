@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         print("tokcaliper: interrupted", file=sys.stderr)
         return 130
     except TokcaliperError as e:
-        print(f"tokcaliper: error: {e}", file=sys.stderr)
+        print(f"tokcaliper: error: {_one_line(str(e))}", file=sys.stderr)
         return e.exit_code
     except typer.exceptions.TyperException as e:  # usage errors: one line too
         if type(e).__name__ == "NoArgsIsHelpError":
@@ -102,7 +102,10 @@ def _quiet_interrupts(previous):  # type: ignore[no-untyped-def]
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """``text`` on one line, control characters shown as escapes (never sent to the terminal)."""
+    from tokcaliper.report.text import plain
+
+    return " ".join(plain(text).split())
 
 
 def typer_command():

@@ -67,6 +67,7 @@ def bench(
     from tokcaliper.model import warnings as W
     from tokcaliper.numbers import num
     from tokcaliper.report.output import emit, stderr
+    from tokcaliper.report.text import esc
     from tokcaliper.report.run_view import render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.servers.managed import validate_base_url
@@ -133,7 +134,7 @@ def bench(
             MofNCompleteColumn(), TimeElapsedColumn(), console=stderr, transient=True,
         )
         stack.enter_context(progress)
-        task = progress.add_task(f"bench {arm}: run 1/{repeat}", total=total)
+        task = progress.add_task(f"bench {esc(arm)}: run 1/{repeat}", total=total)
 
         def on_run(run: Run) -> None:
             m = run.metrics
@@ -143,13 +144,13 @@ def bench(
                 f"TTFT p50 {num(None if m.ttft_s.p50 is None else m.ttft_s.p50 * 1000)} ms, "
                 f"{m.completed} ok / {m.failed} failed"
             )
-            progress.update(task, description=f"bench {arm}: run {min(run.repetition + 2, repeat)}/{repeat}")
+            progress.update(task, description=f"bench {esc(arm)}: run {min(run.repetition + 2, repeat)}/{repeat}")
 
         runs = run_repetitions(
             spec, store,
             on_request=lambda _index: progress.advance(task),
             on_run=on_run,
-            on_cooldown=lambda s: progress.update(task, description=f"bench {arm}: cooling down {s:g} s"),
+            on_cooldown=lambda s: progress.update(task, description=f"bench {esc(arm)}: cooling down {s:g} s"),
         )
 
     report = noise_floor(scalar_series([r.metrics for r in runs], names=metric or None), effect=effect)
@@ -165,12 +166,12 @@ def bench(
     }
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
-        console.print(f"[bold]tokcaliper bench[/bold]  {cfg.base_url}  model {cfg.model}")
+        console.print(f"[bold]tokcaliper bench[/bold]  {esc(cfg.base_url)}  model {esc(cfg.model)}")
         console.print(
             f"  {repeat} run(s) × {cfg.requests or f'{cfg.duration_s:g} s of'} requests, "
             f"concurrency {cfg.concurrency}, max_tokens {cfg.max_tokens}, temperature "
             f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
-            f"cool-down {cooldown:g} s; stored in {db} (session {runs[0].session})"
+            f"cool-down {cooldown:g} s; stored in {esc(db)} (session {runs[0].session})"
         )
         if idle_power is not None:
             idle = idle_power

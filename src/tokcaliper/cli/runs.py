@@ -12,6 +12,7 @@ from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.numbers import num
 from tokcaliper.report.output import emit
 from tokcaliper.report.run_view import render_run_detail
+from tokcaliper.report.text import esc
 from tokcaliper.store import Store
 
 
@@ -32,12 +33,12 @@ def runs(
         rows = store.list_runs(session=session, limit=last)
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
-        t = Table(title=f"{len(rows)} run(s) in {db}", title_justify="left")
+        t = Table(title=f"{len(rows)} run(s) in {esc(db)}", title_justify="left")
         for col in ("id", "session", "arm", "rep", "started (UTC)", "ok/failed",
                     "aggregate tok/s", "TTFT p50 ms"):
             t.add_column(col, justify="right")
         for r in rows:
-            t.add_row(str(r.id), r.session, r.arm, str(r.repetition + 1), r.started_at,
+            t.add_row(str(r.id), esc(r.session), esc(r.arm), str(r.repetition + 1), esc(r.started_at),
                       f"{r.completed}/{r.failed}", num(r.aggregate_output_tok_s, 4),
                       num(r.ttft_p50_ms))
         console.print(t)

@@ -16,16 +16,18 @@ from typing import Any
 from pydantic import BaseModel
 from rich.console import Console
 
+from tokcaliper.report.text import SafeConsole
+
 from tokcaliper.numbers import num, percent
 
 #: Console for human output. Progress and warnings go to stderr so that
 #: ``--json`` output on stdout stays machine-readable.
 #: Piped output gets a wide page instead of rich's 80-column default, so that
 #: tables are not squeezed into unreadable columns in logs and files.
-stdout = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
+stdout = SafeConsole(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
 #: Messages on stderr are never wrapped: a command line split over two lines
 #: cannot be copied or searched.
-stderr = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
+stderr = SafeConsole(stderr=True, highlight=False, emoji=False, soft_wrap=True)
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from tokcaliper.report.text import esc
 from tokcaliper.servers.local import find_local_llama, server_version
 from tokcaliper.servers.managed import ManagedServer, check_reachable, validate_base_url
 
@@ -54,7 +55,7 @@ def target_server(
         server_cmd = local.command_template()
         version = local.version()
     server = ManagedServer(server_cmd, health_timeout_s=health_timeout_s)
-    announce(f"starting server: {server.command_line}")
+    announce(f"starting server: {esc(server.command_line)}")
     try:
         server.start()
         yield Target(
