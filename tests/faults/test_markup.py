@@ -55,5 +55,5 @@ def test_well_formed_markup_in_a_label_is_not_interpreted(tmp_path, cli):
 
 def test_error_line_shows_control_characters_escaped(cli, tmp_path):
     code, out, err = cli("show", "1", "--db", str(tmp_path / "no\x1b[2Jsuch.db"))
-    assert code == 2
+    assert code == 4
     assert "\x1b" not in err and "\\x1b[2J" in err

@@ -73,7 +73,7 @@ def bench(
     from tokcaliper.servers.managed import validate_base_url
     from tokcaliper.servers.target import target_server
     from tokcaliper.stats.noise import noise_floor
-    from tokcaliper.store import Store
+    from tokcaliper.store import Store, ensure_writable
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
 
     _check(repeat >= 1, f"--repeat must be ≥ 1, got {repeat}")
@@ -97,6 +97,7 @@ def bench(
     if url is not None:
         validate_base_url(url)  # fail before any work
     prompt_set = load_prompts(prompts)
+    ensure_writable(db)  # before the server starts: a read-only --db loses no run
     command_line = shlex.join(["tokcaliper", *sys.argv[1:]])
 
     with ExitStack() as stack:
