@@ -42,3 +42,13 @@ class ExperimentStopped(TokcaliperError):
     """
 
     exit_code = 5
+
+
+class Interrupted(TokcaliperError):
+    """Ctrl-C, SIGTERM or SIGHUP stopped a command; the message says what was stored.
+
+    The CLI prints ``tokcaliper: interrupted[ by SIGTERM]; <message>`` and exits 130 for
+    Ctrl-C, 128 + the signal's number otherwise (143 SIGTERM, 129 SIGHUP).
+    """
+
+    exit_code = 130
