@@ -35,7 +35,7 @@ def test_unreachable_url(tmp_path):
 
 
 def test_server_command_that_exits_at_once(tmp_path):
-    proc = run_cli("bench", "--server-cmd", "sh -c 'echo no model here; exit 7'", "--repeat", "1",
+    proc = run_cli("bench", "--server-cmd", "sh -c 'echo no model here; exit 7' {port}", "--repeat", "1",
                    "--db", str(tmp_path / "x.db"))
     assert_one_line_error(proc, "server exited with code 7", 3)
     assert "no model here" in proc.stderr
@@ -55,7 +55,7 @@ def test_server_command_not_found(tmp_path):
     (("bench", "--url", "http://127.0.0.1:99999"), "--url port must be 1–65535"),
     (("bench", "--server-cmd", "llama-server --port {prot}"), "unknown placeholder {prot}"),
     (("bench", "--server-cmd", "llama-server 'unbalanced"), "cannot parse --server-cmd"),
-    (("bench", "--temperature", "nan"), "--temperature must be ≥ 0"),
+    (("bench", "--temperature", "nan"), "--temperature must be a finite number, got nan"),
     (("show", "abc"), "Invalid value for 'run_id'"),
     (("frobnicate",), "No such command 'frobnicate'"),
 ])

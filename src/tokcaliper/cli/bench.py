@@ -60,6 +60,7 @@ def bench(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from tokcaliper.experiment.runner import RepeatSpec, run_repetitions
+    from tokcaliper.experiment.spec import MAX_TIMEOUT_S, LoadSpec
     from tokcaliper.load.prompts import load_prompts
     from tokcaliper.model.metrics import get_metric, scalar_series
     from tokcaliper.model.run import LoadConfig, Run
@@ -77,18 +78,19 @@ def bench(
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
 
     _check(repeat >= 1, f"--repeat must be ≥ 1, got {repeat}")
-    _check(concurrency >= 1, f"--concurrency must be ≥ 1, got {concurrency}")
-    _check(max_tokens >= 1, f"--max-tokens must be ≥ 1, got {max_tokens}")
-    _check(cooldown >= 0, f"--cooldown must be ≥ 0, got {cooldown}")
-    _check(requests is None or requests >= 1, f"--requests must be ≥ 1, got {requests}")
-    _check(duration is None or duration > 0, f"--duration must be > 0, got {duration}")
-    _check(warmup is None or warmup >= 0, f"--warmup must be ≥ 0, got {warmup}")
-    _check(request_timeout > 0, f"--request-timeout must be > 0, got {request_timeout}")
-    _check(math.isfinite(temperature) and temperature >= 0, f"--temperature must be ≥ 0, got {temperature}")
-    _check(health_timeout > 0, f"--health-timeout must be > 0, got {health_timeout}")
-    _check(telemetry_interval >= 0, f"--telemetry-interval must be ≥ 0, got {telemetry_interval}")
-    _check(math.isfinite(idle_seconds) and idle_seconds >= 0, f"--idle-seconds must be ≥ 0, got {idle_seconds}")
-    _check(effect is None or effect > 0, f"--effect must be > 0, got {effect}")
+    # Every load option is checked by the experiment file's model (LoadSpec), so a
+    # bench and an experiment's [load] accept exactly the same values (no inf or nan,
+    # not both --requests and --duration, bounded durations).
+    LoadSpec.from_options(
+        model=model, concurrency=concurrency, requests=requests, duration_s=duration, warmup=warmup,
+        max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,
+        prompts=None if prompts is None else str(prompts), unique_prompts=unique_prompts,
+        request_timeout_s=request_timeout, health_timeout_s=health_timeout,
+        telemetry_interval_s=telemetry_interval, idle_seconds=idle_seconds)
+    _check(math.isfinite(cooldown) and 0 <= cooldown <= MAX_TIMEOUT_S,
+           f"--cooldown must be a number of seconds in [0, {MAX_TIMEOUT_S:g}], got {cooldown:g}")
+    _check(effect is None or (math.isfinite(effect) and 0 < effect < 1),
+           f"--effect must be a fraction in (0, 1) (0.05 = 5%), got {effect:g}" if effect is not None else "")
     _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
     for name in metric or []:
         get_metric(name)  # an unknown name fails before any work
