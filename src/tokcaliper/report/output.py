@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -48,10 +49,17 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def emit(payload: Any, as_json: bool, render: Callable[[Console], None]) -> None:
     """Print ``payload`` as JSON when ``as_json``, else call ``render(console)``."""
     if as_json:
-        sys.stdout.write(json.dumps(to_jsonable(payload), indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(to_jsonable(payload), indent=2, ensure_ascii=False)
+        # A lone surrogate (a "\ud800" escape in a record) cannot be encoded as UTF-8;
+        # inside a JSON string its escape is the same value, and valid JSON.
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
     else:
         render(stdout)
