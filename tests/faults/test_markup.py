@@ -57,3 +57,20 @@ def test_error_line_shows_control_characters_escaped(cli, tmp_path):
     code, out, err = cli("show", "1", "--db", str(tmp_path / "no\x1b[2Jsuch.db"))
     assert code == 4
     assert "\x1b" not in err and "\\x1b[2J" in err
+
+
+def test_audit_and_diff_show_a_record_model_name_literally(tmp_path, cli):
+    import json
+
+    rec = {"id": "g", "model": {"name": "27B [red]evil[/red] [/x] \x1b[2J", "params_total": 27.8e9,
+                                "is_moe": False},
+           "hardware": {"gpu_name": "RTX 5090 [/gpu]", "gpu_count": 1},
+           "quantization": {"weights": "NVFP4", "bytes_per_param": 0.5}, "batch_size": 1, "tok_s_decode": 79}
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps([rec, dict(rec, batch_size=2)]))
+    code, out, err = cli("audit", str(p))
+    assert code in (0, 10), err
+    assert "[red]evil[/red] [/x]" in out and "\x1b" not in out and "internal" not in err
+    code, out, err = cli("diff", f"{p}#0", f"{p}#1")
+    assert code in (0, 11), err
+    assert "\x1b" not in out and "internal" not in err

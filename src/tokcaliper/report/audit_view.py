@@ -32,7 +32,7 @@ def render_record(console: Console, a: RecordAudit) -> None:
     # the label starts with "name.json#3"; show the folder it came from, when any
     folder = str(PurePath(a.file).parent) if a.file is not None else "."
     where = f"in {folder}" if folder != "." else ""
-    t = Table(title=f"{_sanitize(a.label)}  [dim]{escape(where)}[/]  → {_status(a.status)}", title_justify="left",
+    t = Table(title=f"{escape(_sanitize(a.label))}  [dim]{escape(where)}[/]  → {_status(a.status)}", title_justify="left",
               show_lines=True, expand=False)
     t.add_column("check", no_wrap=True)
     t.add_column("status", no_wrap=True)
