@@ -4,9 +4,23 @@ Every failure a user can cause or meet (bad input, an unreachable server, a
 server that dies, a malformed record) is raised as a :class:`TokcaliperError`
 subclass whose message names the culprit. The CLI prints
 ``tokcaliper: error: <message>`` and exits with :attr:`exit_code`.
+
+Exit codes: 0 success; 1 internal error (a bug); 2 bad argument or input; 3 server
+unreachable, failed to start or died; 4 results database missing, unreadable or
+unwritable; 5 experiment stopped on purpose; 10 audit: a record fails a check;
+11 diff: the records are not comparable; 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.
 """
 
 from __future__ import annotations
+
+#: Exit codes of verdicts (a finished command's answer, not a failure of tokcaliper),
+#: distinct from errors so that CI can tell a crash (1) from an answer:
+#: ``tokcaliper audit`` found a record that fails a check.
+EXIT_AUDIT_FAIL = 10
+#: ``tokcaliper diff``: the two records are not comparable (a knob that matters differs).
+EXIT_NOT_COMPARABLE = 11
+#: An unexpected internal error (a bug): the one-line message says so.
+EXIT_INTERNAL = 1
 
 
 class TokcaliperError(Exception):
@@ -42,3 +56,13 @@ class ExperimentStopped(TokcaliperError):
     """
 
     exit_code = 5
+
+
+class Interrupted(TokcaliperError):
+    """Ctrl-C, SIGTERM or SIGHUP stopped a command; the message says what was stored.
+
+    The CLI prints ``tokcaliper: interrupted[ by SIGTERM]; <message>`` and exits 130 for
+    Ctrl-C, 128 + the signal's number otherwise (143 SIGTERM, 129 SIGHUP).
+    """
+
+    exit_code = 130

@@ -31,7 +31,7 @@ def test_ranked_by_fails_then_claim_over_bound_with_basis():
     assert "8.03e9 params [all (dense)]" in top.bound and "1008 GB/s" in top.bound
     assert rep.suspects[2].over_bound > rep.suspects[3].over_bound
     assert "dense or MoE unknown" in rep.suspects[2].bound
-    assert rep.exit_code == 1
+    assert rep.exit_code == 10
 
 
 def test_finding_on_every_record_of_a_source_is_said_once():

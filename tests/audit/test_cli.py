@@ -14,20 +14,20 @@ EXAMPLE = str(REPO / "examples" / "seed003_claim.json")
 LM = str(PUBLIC / "localmaxxing_records.json")
 
 
-def test_audit_example_fails_with_exit_1(capsys):
-    assert main(["audit", EXAMPLE]) == 1
+def test_audit_example_fails_with_exit_10(capsys):
+    assert main(["audit", EXAMPLE]) == 10
     out = capsys.readouterr().out
     assert "16.3" in out and "1.000" in out and "0.172" in out and "Summary over 2 record(s)" in out
 
 
 def test_audit_json_same_figures(capsys):
-    assert main(["audit", "--json", EXAMPLE]) == 1
+    assert main(["audit", "--json", EXAMPLE]) == 10
     doc = json.loads(capsys.readouterr().out)
     a3 = next(v for v in doc["records"][0]["verdicts"] if v["check"] == "A3")
     assert round(a3["inputs"]["claim_over_roofline"], 1) == 16.3
     counts = {c["check"]: c for c in doc["summary"]}
     assert counts["A1"]["fail"] == 1 and counts["A3"]["fail"] == 1
-    assert doc["exit_code"] == 1
+    assert doc["exit_code"] == 10
 
 
 def test_audit_public_batch_summary(capsys):
@@ -83,7 +83,7 @@ def test_unknown_gpu_with_override(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     a3 = next(v for v in doc["records"][0]["verdicts"] if v["check"] == "A3")
     assert a3["status"] == "n/a" and "unknown GPU 'Foo 9000': give --bandwidth" in a3["summary"]
-    assert main(["audit", "--json", "--bandwidth", "Foo 9000=100", str(p)]) == 1  # now A3 fails
+    assert main(["audit", "--json", "--bandwidth", "Foo 9000=100", str(p)]) == 10  # now A3 fails
     doc = json.loads(capsys.readouterr().out)
     a3 = next(v for v in doc["records"][0]["verdicts"] if v["check"] == "A3")
     # 7e9 × 8.5/8 B = 7.44 GB; 100 GB/s / 7.44 GB = 13.4 tok/s < 50 claimed → fail
@@ -112,7 +112,7 @@ def test_explain_points_to_a_section_of_docs_methods(capsys):
 
 
 def test_diff_not_comparable_before_ratio(capsys):
-    assert main(["diff", f"{LM}#3", f"{LM}#8"]) == 1
+    assert main(["diff", f"{LM}#3", f"{LM}#8"]) == 11
     out = capsys.readouterr().out
     assert "not comparable" in out
     assert out.index("not comparable") < out.index("ratio B / A")

@@ -1,7 +1,7 @@
 """Bad input gives one line naming the problem and the error's exit code, never a traceback.
 
 Exit codes (tokcaliper.errors): 2 bad argument or input, 3 server unreachable /
-failed / died, 4 results database unusable.
+failed / died, 4 results database missing or unusable.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def test_unreachable_url(tmp_path):
 
 
 def test_server_command_that_exits_at_once(tmp_path):
-    proc = run_cli("bench", "--server-cmd", "sh -c 'echo no model here; exit 7'", "--repeat", "1",
+    proc = run_cli("bench", "--server-cmd", "sh -c 'echo no model here; exit 7' {port}", "--repeat", "1",
                    "--db", str(tmp_path / "x.db"))
     assert_one_line_error(proc, "server exited with code 7", 3)
     assert "no model here" in proc.stderr
@@ -50,19 +50,22 @@ def test_server_command_not_found(tmp_path):
     (("bench", "--repeat", "0"), "--repeat must be ≥ 1, got 0"),
     (("bench", "--concurrency", "0"), "--concurrency must be ≥ 1"),
     (("bench", "--url", "http://127.0.0.1:1", "--server-cmd", "x"), "either --url or --server-cmd"),
-    (("show", "1", "--db", "/nonexistent/dir/x.db"), "does not exist"),
     (("bench", "--url", "notaurl"), "--url must look like http://HOST:PORT"),
     (("bench", "--url", "ftp://127.0.0.1:1"), "--url must look like http://HOST:PORT"),
     (("bench", "--url", "http://127.0.0.1:99999"), "--url port must be 1–65535"),
     (("bench", "--server-cmd", "llama-server --port {prot}"), "unknown placeholder {prot}"),
     (("bench", "--server-cmd", "llama-server 'unbalanced"), "cannot parse --server-cmd"),
-    (("bench", "--temperature", "nan"), "--temperature must be ≥ 0"),
+    (("bench", "--temperature", "nan"), "--temperature must be a finite number, got nan"),
     (("show", "abc"), "Invalid value for 'run_id'"),
     (("frobnicate",), "No such command 'frobnicate'"),
-    (("runs", "--db", "/nonexistent/dir/x.db"), "does not exist"),
 ])
 def test_argument_errors(args, needle):
     assert_one_line_error(run_cli(*args), needle, 2)
+
+
+@pytest.mark.parametrize("command", [("show", "1"), ("runs",)])
+def test_missing_database_is_a_database_error(command):
+    assert_one_line_error(run_cli(*command, "--db", "/nonexistent/dir/x.db"), "does not exist", 4)
 
 
 def test_prompts_file_error_names_line(tmp_path):

@@ -30,7 +30,7 @@ def test_bad_files_name_the_line(tmp_path, text, msg):
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(InputError, match="cannot read prompts file"):
+    with pytest.raises(InputError, match="prompts file .*nope.jsonl: cannot read"):
         load_prompts(tmp_path / "nope.jsonl")
 
 

@@ -41,7 +41,7 @@ def test_errors(tmp_path):
             s.get_run(9)
         with pytest.raises(InputError, match="unknown metric"):
             s.metric_values([1], "bogus")
-    with pytest.raises(InputError, match="does not exist"):
+    with pytest.raises(StoreError, match="does not exist"):
         load_metric_values(tmp_path / "none.db", [1], "aggregate_output_tok_s")
     other = tmp_path / "other.db"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()

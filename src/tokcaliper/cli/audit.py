@@ -14,7 +14,8 @@ from pathlib import Path
 import typer
 
 from tokcaliper.cli._app import JSON_HELP, app
-from tokcaliper.errors import InputError
+from tokcaliper.report.text import plain
+from tokcaliper.errors import EXIT_NOT_COMPARABLE, InputError
 
 _BW_HELP = "Spec memory bandwidth in GB/s, for every GPU or one: 1792 or 'RTX 5090=1792'. Repeatable."
 _ACH_HELP = "Measured achievable bandwidth in GB/s (preferred by A3 over the spec sheet); NUMBER or NAME=NUMBER."
@@ -24,7 +25,7 @@ _TDP_HELP = "TDP per GPU in W, for every GPU or one: 575 or 'RTX 5090=575'. Repe
 def _warn(lines: list[str]) -> None:
     """Warnings go to stderr, one line each, so ``--json`` output stays clean."""
     for line in lines:
-        print(f"tokcaliper: warning: {line}", file=sys.stderr)
+        print(f"tokcaliper: warning: {plain(line)}", file=sys.stderr)
 
 
 @app.command("audit")
@@ -54,7 +55,7 @@ def audit_cmd(
     the path is printed on stderr), then parsed from that file, so the same
     bytes can be audited again later.
 
-    Exits 1 when any record fails (usable in CI), 2 on input errors.
+    Exits 10 when any record fails (usable in CI), 2 on input errors, 1 only on an internal error.
     """
     from tokcaliper.audit import AuditOptions, audit_files
     from tokcaliper.audit.explain import explain as explain_check
@@ -112,7 +113,7 @@ def diff_cmd(
 
     With --plan, write an experiment file (one arm per single-knob change from A
     toward B, plus A and B) for `tokcaliper experiment run`; `tokcaliper
-    attribute` analyses it afterwards (A8). Exits 1 when a knob that matters differs.
+    attribute` analyses it afterwards (A8). Exits 11 when a knob that matters differs (not comparable).
     """
     from tokcaliper.audit import diff_files
     from tokcaliper.report import audit_view
@@ -125,7 +126,7 @@ def diff_cmd(
     _warn(d.warnings)
     emit(d, as_json, lambda c: audit_view.render_diff(c, d))
     if not d.comparable:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_NOT_COMPARABLE)
 
 
 def _write_plan(rec_a: str, rec_b: str, out: Path, runs_per_arm: int | None, cv: float, effect: float,
@@ -152,11 +153,11 @@ def _write_plan(rec_a: str, rec_b: str, out: Path, runs_per_arm: int | None, cv:
         print(json.dumps({"path": str(out), "arms": p.arms, "knobs": p.knobs, "unplannable": p.unplannable,
                           "kind": p.kind, "runs_per_arm": n, "runs_per_arm_source": src}, default=str))
     else:
-        print(f"wrote {out}: {len(p.arms)} arms ({', '.join(p.arms)}), {n} runs per arm ({src})")
+        print(plain(f"wrote {out}: {len(p.arms)} arms ({', '.join(p.arms)}), {n} runs per arm ({src})"))
         for k in p.knobs:
-            print(f"  knob {k['knob']}: {k['a']} → {k['b']}")
+            print(plain(f"  knob {k['knob']}: {k['a']} → {k['b']}"))
         if p.unplannable:
-            print(f"  not settable by a launch flag (left in the residual): {', '.join(p.unplannable)}")
+            print(plain(f"  not settable by a launch flag (left in the residual): {', '.join(p.unplannable)}"))
         if p.kind == "switch":
             print("  TODO: the records have no launch commands; fill each arm's `switch` command before running")
         print(f"run it: tokcaliper experiment run {out}; then: tokcaliper attribute EXPERIMENT_ID")
@@ -191,7 +192,7 @@ def attribute_cmd(
     level = f"{(1 - alpha) * 100:g}% CI"
     print(f"attribution of {res.metric} in experiment {res.experiment} (log-ratios, Welch {level})")
     for arm, s in res.arms.items():
-        print(f"  arm {arm}: mean {num(s['mean'], 4)} (n={s['n']}, CV {percent(s['cv'])})")
+        print(f"  arm {plain(arm)}: mean {num(s['mean'], 4)} (n={s['n']}, CV {percent(s['cv'])})")
     width = max(len(c.knob) for c in res.contributions + [res.residual, res.total])
     for c in res.contributions:
         print(f"  {c.knob:<{width}}  {pc(c.log_effect)}  [{pc(c.ci_low)}, {pc(c.ci_high)}]")

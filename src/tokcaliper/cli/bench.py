@@ -72,6 +72,7 @@ def bench(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from tokcaliper.experiment.runner import RepeatSpec, run_repetitions
+    from tokcaliper.experiment.spec import MAX_TIMEOUT_S, LoadSpec
     from tokcaliper.load.prompts import load_prompts
     from tokcaliper.model.metrics import get_metric, scalar_series
     from tokcaliper.model.run import LoadConfig, Run
@@ -79,27 +80,29 @@ def bench(
     from tokcaliper.model import warnings as W
     from tokcaliper.numbers import num
     from tokcaliper.report.output import emit, stderr
+    from tokcaliper.report.text import esc
     from tokcaliper.report.run_view import render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.servers.managed import validate_base_url
     from tokcaliper.servers.target import target_server
     from tokcaliper.stats.noise import noise_floor
-    from tokcaliper.store import Store
+    from tokcaliper.store import Store, ensure_writable
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
 
     _check(repeat >= 1, f"--repeat must be ≥ 1, got {repeat}")
-    _check(concurrency is None or concurrency >= 1, f"--concurrency must be ≥ 1, got {concurrency}")
-    _check(max_tokens >= 1, f"--max-tokens must be ≥ 1, got {max_tokens}")
-    _check(cooldown >= 0, f"--cooldown must be ≥ 0, got {cooldown}")
-    _check(requests is None or requests >= 1, f"--requests must be ≥ 1, got {requests}")
-    _check(duration is None or duration > 0, f"--duration must be > 0, got {duration}")
-    _check(warmup is None or warmup >= 0, f"--warmup must be ≥ 0, got {warmup}")
-    _check(request_timeout > 0, f"--request-timeout must be > 0, got {request_timeout}")
-    _check(math.isfinite(temperature) and temperature >= 0, f"--temperature must be ≥ 0, got {temperature}")
-    _check(health_timeout > 0, f"--health-timeout must be > 0, got {health_timeout}")
-    _check(telemetry_interval >= 0, f"--telemetry-interval must be ≥ 0, got {telemetry_interval}")
-    _check(math.isfinite(idle_seconds) and idle_seconds >= 0, f"--idle-seconds must be ≥ 0, got {idle_seconds}")
-    _check(effect is None or effect > 0, f"--effect must be > 0, got {effect}")
+    # Every load option is checked by the experiment file's model (LoadSpec), so a
+    # bench and an experiment's [load] accept exactly the same values (no inf or nan,
+    # not both --requests and --duration, bounded durations).
+    LoadSpec.from_options(
+        model=model, concurrency=concurrency, requests=requests, duration_s=duration, warmup=warmup,
+        max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,
+        prompts=None if prompts is None else str(prompts), unique_prompts=unique_prompts,
+        request_timeout_s=request_timeout, health_timeout_s=health_timeout,
+        telemetry_interval_s=telemetry_interval, idle_seconds=idle_seconds)
+    _check(math.isfinite(cooldown) and 0 <= cooldown <= MAX_TIMEOUT_S,
+           f"--cooldown must be a number of seconds in [0, {MAX_TIMEOUT_S:g}], got {cooldown:g}")
+    _check(effect is None or (math.isfinite(effect) and 0 < effect < 1),
+           f"--effect must be a fraction in (0, 1) (0.05 = 5%), got {effect:g}" if effect is not None else "")
     _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
     rates: list[float | None] = list(rate) if rate else [None]
     for r in rates:
@@ -123,6 +126,7 @@ def bench(
     if url is not None:
         validate_base_url(url)  # fail before any work
     prompt_set = load_prompts(prompts)
+    ensure_writable(db)  # before the server starts: a read-only --db loses no run
     command_line = shlex.join(["tokcaliper", *sys.argv[1:]])
 
     with ExitStack() as stack:
@@ -152,7 +156,7 @@ def bench(
             MofNCompleteColumn(), TimeElapsedColumn(), console=stderr, transient=True,
         )
         stack.enter_context(progress)
-        task = progress.add_task(f"bench {arm}: run 1/{repeat}", total=total)
+        task = progress.add_task(f"bench {esc(arm)}: run 1/{repeat}", total=total)
         sweep: list[tuple[float | None, str, list[Run]]] = []
         for r in rates:  # one arm per rate (a single arm without --rate or with one rate)
             r_arm = arm if len(rates) == 1 else f"{arm}@{r:g}rps"
@@ -177,9 +181,9 @@ def bench(
                     f"TTFT p50 {num(None if m.ttft_s.p50 is None else m.ttft_s.p50 * 1000)} ms, "
                     f"{m.completed} ok / {m.failed} failed"
                 )
-                progress.update(task, description=f"bench {r_arm}: run {min(run.repetition + 2, repeat)}/{repeat}")
+                progress.update(task, description=f"bench {esc(r_arm)}: run {min(run.repetition + 2, repeat)}/{repeat}")
 
-            progress.update(task, description=f"bench {r_arm}: run 1/{repeat}")
+            progress.update(task, description=f"bench {esc(r_arm)}: run 1/{repeat}")
             sweep.append((r, r_arm, run_repetitions(
                 spec, store,
                 on_request=lambda _index: progress.advance(task),
@@ -209,7 +213,7 @@ def bench(
         ]
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
-        console.print(f"[bold]tokcaliper bench[/bold]  {cfg.base_url}  model {cfg.model}")
+        console.print(f"[bold]tokcaliper bench[/bold]  {esc(cfg.base_url)}  model {esc(cfg.model)}")
         console.print(
             f"  {repeat} run(s) × {cfg.requests or f'{cfg.duration_s:g} s of'} requests, "
             + (f"open loop {cfg.arrival} {num(cfg.rate_rps)} req/s"
@@ -218,7 +222,7 @@ def bench(
                else f"concurrency {cfg.concurrency}")
             + f", max_tokens {cfg.max_tokens}, temperature "
             f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
-            f"cool-down {cooldown:g} s; stored in {db} (session {runs[0].session})"
+            f"cool-down {cooldown:g} s; stored in {esc(db)} (session {runs[0].session})"
         )
         if idle_power is not None:
             idle = idle_power

@@ -82,6 +82,7 @@ def compare_cmd(
 
     from tokcaliper.experiment.metric_ref import higher_is_better, validate_metric
     from tokcaliper.report.output import emit
+    from tokcaliper.report.text import plain
 
     display = _names(names, "--names") or ("A", "B")
 
@@ -97,7 +98,7 @@ def compare_cmd(
         def render(console) -> None:  # type: ignore[no-untyped-def]
             for c in analysis.comparisons:
                 if c.metrics is None:
-                    console.print(f"{c.candidate} against {c.baseline}: not comparable yet — {c.error}",
+                    console.print(plain(f"{c.candidate} against {c.baseline}: not comparable yet — {c.error}"),
                                   markup=False)
                 else:
                     render_multi(c.metrics, console)

@@ -129,6 +129,7 @@ def resume_cmd(
     if on_mismatch not in ("stop", "continue"):
         raise InputError(f"--on-mismatch must be stop or continue, got {on_mismatch!r}")
     with Store(db, create=False) as store:
+        store.check_writable()  # before any run is measured
         row = store.get_experiment(experiment_id)
         spec = ExperimentSpec.model_validate(row.spec)
         execute_with_progress(row.id, spec, None, store, on_mismatch, json_out)
@@ -142,10 +143,12 @@ def show_cmd(
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """The plan, what ran (runs and outcomes), and the comparison of the arms."""
+    from tokcaliper.cli.runs import warn_damaged
     from tokcaliper.store import Store
 
     with Store(db, create=False) as store:
         _show(store.get_experiment(experiment_id).id, store, json_out)
+        warn_damaged(store)
 
 
 @experiment_app.command("list")
@@ -157,6 +160,8 @@ def list_cmd(
     from rich.table import Table
 
     from tokcaliper.report.output import emit
+    from tokcaliper.cli.runs import warn_damaged
+    from tokcaliper.report.text import esc
     from tokcaliper.store import Store
 
     with Store(db, create=False) as store:
@@ -167,13 +172,14 @@ def list_cmd(
             rows.append({"id": e.id, "name": e.name, "created_at": e.created_at, "status": e.status,
                          "measured_runs": len(runs), "planned_runs": planned,
                          "outcomes": len(store.outcomes(e.id))})
+        warn_damaged(store)
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
         t = Table(title=f"{len(rows)} experiment(s)", title_justify="left")
         for col in ("id", "name", "created (UTC)", "status", "runs", "outcomes"):
             t.add_column(col)
         for r in rows:
-            t.add_row(r["id"], r["name"], r["created_at"], r["status"],
+            t.add_row(esc(r["id"]), esc(r["name"]), esc(r["created_at"]), esc(r["status"]),
                       f"{r['measured_runs']}/{r['planned_runs']}", str(r["outcomes"]))
         console.print(t)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,7 +13,15 @@ from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.numbers import num
 from tokcaliper.report.output import emit
 from tokcaliper.report.run_view import render_run_detail
+from tokcaliper.report.text import esc, plain
+from tokcaliper.errors import InputError
 from tokcaliper.store import Store
+
+
+def warn_damaged(store: Store) -> None:
+    """One stderr line per damaged run the reads skipped (the rest are shown)."""
+    for d in store.damaged:
+        print(f"tokcaliper: warning: {plain(d.reason)}; skipped", file=sys.stderr)
 
 
 def open_existing(db: Path) -> Store:
@@ -28,16 +37,19 @@ def runs(
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """List stored runs with their headline figures."""
+    if last is not None and last < 1:
+        raise InputError(f"--last must be ≥ 1, got {last}")
     with open_existing(db) as store:
         rows = store.list_runs(session=session, limit=last)
+        warn_damaged(store)
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
-        t = Table(title=f"{len(rows)} run(s) in {db}", title_justify="left")
+        t = Table(title=f"{len(rows)} run(s) in {esc(db)}", title_justify="left")
         for col in ("id", "session", "arm", "rep", "started (UTC)", "ok/failed",
                     "aggregate tok/s", "TTFT p50 ms"):
             t.add_column(col, justify="right")
         for r in rows:
-            t.add_row(str(r.id), r.session, r.arm, str(r.repetition + 1), r.started_at,
+            t.add_row(str(r.id), esc(r.session), esc(r.arm), str(r.repetition + 1), esc(r.started_at),
                       f"{r.completed}/{r.failed}", num(r.aggregate_output_tok_s, 4),
                       num(r.ttft_p50_ms))
         console.print(t)

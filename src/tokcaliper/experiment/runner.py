@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tokcaliper import __version__
-from tokcaliper.errors import ServerError
+from tokcaliper.errors import Interrupted, ServerError
 from tokcaliper.load.driver import OnRequest, run_phase
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.summary import summarize
@@ -151,6 +151,7 @@ def run_repetitions(
 
     Raises:
         ServerError: the server died or stopped answering; earlier runs are stored.
+        Interrupted: Ctrl-C (or SIGTERM/SIGHUP); earlier runs are stored, the message lists them.
     """
     session = uuid.uuid4().hex[:12]
     runs: list[Run] = []
@@ -168,9 +169,15 @@ def run_repetitions(
             if on_run is not None:
                 on_run(run)
     except ServerError as e:
-        kept = f"runs {', '.join(f'#{r.id}' for r in runs)} stored" if runs else "no run stored"
-        raise ServerError(f"{e} [run {len(runs) + 1}/{spec.repeat} lost; {kept} in {store.path}]") from None
+        raise ServerError(f"{e} [run {len(runs) + 1}/{spec.repeat} lost; {_kept(runs, store)}]") from None
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP (see tokcaliper.cli.main): say what is kept
+        raise Interrupted(f"run {len(runs) + 1}/{spec.repeat} not stored; {_kept(runs, store)}") from None
     return runs
+
+
+def _kept(runs: list[Run], store: Store) -> str:
+    stored = f"runs {', '.join(f'#{r.id}' for r in runs)} stored" if runs else "no run stored"
+    return f"{stored} in {store.path}"
 
 
 def measure_run(

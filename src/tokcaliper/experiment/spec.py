@@ -74,7 +74,16 @@ class KeyedValueError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # allow_inf_nan=False: TOML (and the CLI) accept inf and nan as floats; no
+    # duration, timeout, interval or effect may be either.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+
+
+#: Upper bounds of durations (s): beyond them a value is a typo, and some overflow
+#: the clocks they feed (``time.sleep(1e300)`` raises OverflowError in a sampler thread).
+MAX_DURATION_S = 7 * 86400.0
+MAX_TIMEOUT_S = 86400.0
+MAX_INTERVAL_S = 3600.0
 
 
 class LoadSpec(_Strict):
@@ -96,23 +105,45 @@ class LoadSpec(_Strict):
     model: str | None = None
     concurrency: int = Field(4, ge=1)
     requests: int | None = Field(None, ge=1)
-    duration_s: float | None = Field(None, gt=0)
+    duration_s: float | None = Field(None, gt=0, le=MAX_DURATION_S)
     warmup: int | None = Field(None, ge=0)
     max_tokens: int = Field(128, ge=1)
-    temperature: float = Field(0.0, ge=0)
+    temperature: float = Field(0.0, ge=0, le=100)
     ignore_eos: bool = True
     prompts: str | None = None
     unique_prompts: bool = True
-    request_timeout_s: float = Field(300.0, gt=0)
-    health_timeout_s: float = Field(180.0, gt=0)
-    telemetry_interval_s: float = Field(0.1, ge=0)
-    idle_seconds: float = Field(3.0, ge=0)
+    request_timeout_s: float = Field(300.0, gt=0, le=MAX_TIMEOUT_S)
+    health_timeout_s: float = Field(180.0, gt=0, le=MAX_TIMEOUT_S)
+    telemetry_interval_s: float = Field(0.1, ge=0, le=MAX_INTERVAL_S)
+    idle_seconds: float = Field(3.0, ge=0, le=MAX_INTERVAL_S)
 
     @model_validator(mode="after")
     def _one_stop_rule(self) -> LoadSpec:
         if self.requests is not None and self.duration_s is not None:
             raise KeyedValueError("duration_s", "give either requests or duration_s, not both")
         return self
+
+    @classmethod
+    def from_options(cls, **options: Any) -> LoadSpec:
+        """Validate ``tokcaliper bench``'s options through this model (the same checks as an
+        experiment file's ``[load]``); errors name the command-line option.
+
+        ``options`` are field names (``request_timeout_s=…``); ``None`` means the default.
+
+        Raises:
+            InputError: one line, e.g. ``--request-timeout must be a finite number, got inf``.
+        """
+        given = {k: v for k, v in options.items() if v is not None}
+        try:
+            return cls.model_validate(given)
+        except ValidationError as e:
+            err = e.errors()[0]
+            ctx_err = (err.get("ctx") or {}).get("error")
+            field = ctx_err.key if isinstance(ctx_err, KeyedValueError) else str(err["loc"][0])
+            flag = CLI_FLAGS.get(field, field)
+            if isinstance(ctx_err, KeyedValueError):
+                raise InputError("give either --requests or --duration, not both") from None
+            raise InputError(f"{flag} {_bound_text(err)}") from None
 
     def to_load_config(self, base_url: str, model: str | None = None) -> LoadConfig:
         """The :class:`LoadConfig` of one run against ``base_url`` (bench's defaults)."""
@@ -125,6 +156,34 @@ class LoadSpec(_Strict):
             warmup=self.concurrency if self.warmup is None else self.warmup,
             max_tokens=self.max_tokens, temperature=self.temperature, ignore_eos=self.ignore_eos,
             prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s)
+
+
+#: LoadSpec field → the ``tokcaliper bench`` option that sets it.
+CLI_FLAGS = {
+    "model": "--model", "concurrency": "--concurrency", "requests": "--requests",
+    "duration_s": "--duration", "warmup": "--warmup", "max_tokens": "--max-tokens",
+    "temperature": "--temperature", "ignore_eos": "--ignore-eos", "prompts": "--prompts",
+    "unique_prompts": "--unique-prompts", "request_timeout_s": "--request-timeout",
+    "health_timeout_s": "--health-timeout", "telemetry_interval_s": "--telemetry-interval",
+    "idle_seconds": "--idle-seconds",
+}
+
+
+_BOUNDS = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", "≥"),
+           "less_than": ("lt", "<"), "less_than_equal": ("le", "≤")}
+
+
+def _bound_text(err: dict[str, Any]) -> str:
+    """``"must be ≥ 1, got 0"`` from one pydantic error (no URL, no type names)."""
+    got = err.get("input")
+    got_text = f"{got:g}" if isinstance(got, float) else repr(got) if isinstance(got, str) else str(got)
+    kind = err.get("type", "")
+    if kind == "finite_number":
+        return f"must be a finite number, got {got_text}"
+    if kind in _BOUNDS:
+        key, sign = _BOUNDS[kind]
+        return f"must be {sign} {(err.get('ctx') or {}).get(key):g}, got {got_text}"
+    return f"{err['msg'].removeprefix('Value error, ')}, got {got_text}"
 
 
 #: Placeholders a server command may use besides {value}/{port}/{host}: the
@@ -250,7 +309,7 @@ class ExperimentSpec(_Strict):
     arms: list[ArmSpec] = Field(min_length=2)
     runs_per_arm: int = Field(5, ge=2)
     warmup_runs: int = Field(1, ge=0)
-    rest_s: float = Field(0.0, ge=0)
+    rest_s: float = Field(0.0, ge=0, le=MAX_TIMEOUT_S)
     order: OrderName = "alternate"
     seed: int | None = None
     metric: str = DEFAULT_METRIC

@@ -2,29 +2,35 @@
 
 Each JSONL line is either ``{"prompt": "text"}`` or
 ``{"messages": [{"role": "user", "content": "..."}, ...]}`` (OpenAI chat
-format). Blank lines are skipped.
+format). Blank lines are skipped. Lines are split on ``\n`` only (JSON Lines;
+U+2028 inside a prompt is text), and every parse failure (bad JSON, nesting
+deeper than the parser's limit, an over-long integer) is one line naming the
+file and line number.
 """
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 
 from tokcaliper.errors import InputError
+from tokcaliper.fileio import JSONParseError, jsonl_lines, loads_json, read_bytes
+
+#: Ceiling on a prompts file (bytes).
+MAX_PROMPTS_BYTES = 256 * 1024 * 1024
 
 Messages = list[dict[str, str]]
 
 
 def _parse_jsonl(text: str, origin: str) -> list[Messages]:
     out: list[Messages] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except ValueError as e:
-            raise InputError(f"{origin}:{lineno}: not valid JSON ({e.msg})") from None
+            obj = loads_json(line, strict=True)
+        except JSONParseError as e:
+            raise InputError(f"{origin}:{lineno}: not valid JSON ({e})") from None
         if isinstance(obj, dict) and isinstance(obj.get("prompt"), str):
             out.append([{"role": "user", "content": obj["prompt"]}])
         elif isinstance(obj, dict) and isinstance(obj.get("messages"), list) and all(
@@ -58,8 +64,9 @@ def load_prompts(path: str | Path | None) -> list[Messages]:
     if path is None:
         return builtin_prompts()
     p = Path(path)
+    data = read_bytes(p, MAX_PROMPTS_BYTES, what=f"prompts file {p}")
     try:
-        text = p.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read prompts file {p}: {e}") from None
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"prompts file {p}: not UTF-8 text (bad byte at offset {e.start})") from None
     return _parse_jsonl(text, str(p))

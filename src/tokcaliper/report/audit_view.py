@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tokcaliper.audit.diff import DiffResult
+from tokcaliper.errors import EXIT_AUDIT_FAIL
 from tokcaliper.audit.runner import AuditReport, RecordAudit
 from tokcaliper.model.verdict import Status
 from tokcaliper.numbers import num
@@ -31,7 +32,7 @@ def render_record(console: Console, a: RecordAudit) -> None:
     # the label starts with "name.json#3"; show the folder it came from, when any
     folder = str(PurePath(a.file).parent) if a.file is not None else "."
     where = f"in {folder}" if folder != "." else ""
-    t = Table(title=f"{_sanitize(a.label)}  [dim]{escape(where)}[/]  → {_status(a.status)}", title_justify="left",
+    t = Table(title=f"{escape(_sanitize(a.label))}  [dim]{escape(where)}[/]  → {_status(a.status)}", title_justify="left",
               show_lines=True, expand=False)
     t.add_column("check", no_wrap=True)
     t.add_column("status", no_wrap=True)
@@ -102,7 +103,7 @@ def render_report(console: Console, report: AuditReport, brief: bool = False) ->
         field = f"field {escape(_sanitize(str(p['field'])))}: " if p.get("field") else ""
         console.print(f"[red]skipped[/] {escape(_sanitize(str(p['file'])))}: record {p['index']}: "
                       f"{field}{escape(_sanitize(str(p['message'])))}")
-    verdict = {0: "[green]no record fails[/]", 1: "[bold red]at least one record fails[/]",
+    verdict = {0: "[green]no record fails[/]", EXIT_AUDIT_FAIL: "[bold red]at least one record fails[/]",
                2: "[red]no record fails, but some were skipped as malformed[/]"}[report.exit_code]
     console.print(f"exit {report.exit_code}: {verdict}")
 

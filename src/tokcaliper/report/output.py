@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -16,16 +17,18 @@ from typing import Any
 from pydantic import BaseModel
 from rich.console import Console
 
+from tokcaliper.report.text import SafeConsole
+
 from tokcaliper.numbers import num, percent
 
 #: Console for human output. Progress and warnings go to stderr so that
 #: ``--json`` output on stdout stays machine-readable.
 #: Piped output gets a wide page instead of rich's 80-column default, so that
 #: tables are not squeezed into unreadable columns in logs and files.
-stdout = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
+stdout = SafeConsole(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
 #: Messages on stderr are never wrapped: a command line split over two lines
 #: cannot be copied or searched.
-stderr = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
+stderr = SafeConsole(stderr=True, highlight=False, emoji=False, soft_wrap=True)
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -46,10 +49,17 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def emit(payload: Any, as_json: bool, render: Callable[[Console], None]) -> None:
     """Print ``payload`` as JSON when ``as_json``, else call ``render(console)``."""
     if as_json:
-        sys.stdout.write(json.dumps(to_jsonable(payload), indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(to_jsonable(payload), indent=2, ensure_ascii=False)
+        # A lone surrogate (a "\ud800" escape in a record) cannot be encoded as UTF-8;
+        # inside a JSON string its escape is the same value, and valid JSON.
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
     else:
         render(stdout)

@@ -11,6 +11,7 @@ from rich.table import Table
 from tokcaliper.model.run import Percentiles, Run
 from tokcaliper.model import warnings as W
 from tokcaliper.numbers import num, seconds
+from tokcaliper.report.text import esc
 from tokcaliper.report.telemetry_view import summaries, telemetry_notes, telemetry_table
 
 
@@ -30,7 +31,7 @@ def runs_table(runs: Sequence[Run], title: str = "runs") -> Table:
         m = r.metrics
         t.add_row(
             str(r.id), str(r.repetition + 1), f"{m.completed}/{m.failed}",
-            f"{m.output_tokens} ({m.token_count_source})", num(m.wall_s),
+            f"{m.output_tokens} ({esc(m.token_count_source)})", num(m.wall_s),
             num(m.aggregate_output_tok_s, 4), num(m.per_stream_decode_tok_s_mean),
             num(m.request_throughput_rps), _ms(m.ttft_s.p50), _ms(m.ttft_s.p99),
             _ms(m.itl_s.p50), _ms(m.itl_s.p99),
@@ -41,18 +42,18 @@ def runs_table(runs: Sequence[Run], title: str = "runs") -> Table:
 def render_run_detail(console: Console, run: Run) -> None:
     """Everything about one stored run: provenance, config, metrics, latencies."""
     m, c = run.metrics, run.config
-    console.print(f"[bold]run {run.id}[/bold]  session {run.session}  arm {run.arm}  "
+    console.print(f"[bold]run {run.id}[/bold]  session {esc(run.session)}  arm {esc(run.arm)}  "
                   f"repetition {run.repetition + 1}")
-    console.print(f"  started {run.started_at}  finished {run.finished_at}")
-    console.print(f"  command: {run.command_line}")
+    console.print(f"  started {esc(run.started_at)}  finished {esc(run.finished_at)}")
+    console.print(f"  command: {esc(run.command_line)}")
     if run.server_command:
-        console.print(f"  server command: {run.server_command}")
-    console.print(f"  server version: {run.server_version or 'unknown'}  "
-                  f"tokcaliper {run.tool_version}")
-    console.print(f"  load: {c.base_url} model={c.model} concurrency={c.concurrency} "
+        console.print(f"  server command: {esc(run.server_command)}")
+    console.print(f"  server version: {esc(run.server_version or 'unknown')}  "
+                  f"tokcaliper {esc(run.tool_version)}")
+    console.print(f"  load: {esc(c.base_url)} model={esc(c.model)} concurrency={c.concurrency} "
                   f"requests={c.requests} duration_s={c.duration_s} warmup={c.warmup} "
                   f"max_tokens={c.max_tokens} temperature={c.temperature} "
-                  f"ignore_eos={c.ignore_eos} prompts={c.prompts_source}")
+                  f"ignore_eos={c.ignore_eos} prompts={esc(c.prompts_source)}")
     console.print(
         f"  {m.completed} completed, {m.failed} failed, {m.excluded_warmup} warm-up excluded; "
         f"{m.output_tokens} output tokens (counted from {m.token_count_source}) in {seconds(m.wall_s)}"
@@ -74,10 +75,10 @@ def render_run_detail(console: Console, run: Run) -> None:
     console.print(t)
     if m.errors:
         for err, count in m.errors.items():
-            console.print(f"  [red]{count} × {err}[/red]")
+            console.print(f"  [red]{count} × {esc(err)}[/red]")
     if run.counters_delta:
         console.print("  server counters (after − before): " + ", ".join(
-            f"{k}={int(v) if float(v).is_integer() else num(v, 6)}" for k, v in sorted(run.counters_delta.items())))
+            f"{esc(k)}={int(v) if float(v).is_integer() else num(v, 6)}" for k, v in sorted(run.counters_delta.items())))
     render_telemetry(console, [run])
 
 
@@ -90,7 +91,7 @@ def render_telemetry(console: Console, runs: Sequence[Run]) -> None:
         return
     console.print(table)
     for note in telemetry_notes(summarized):
-        console.print(f"  telemetry: {note}")
+        console.print(f"  telemetry: {esc(note)}")
 
 
 def _row(t: Table, name: str, p: Percentiles) -> None:

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tokcaliper.numbers import num
+from tokcaliper.report.text import esc
 from tokcaliper.report.output import fmt, pct
 from tokcaliper.spec.metrics import AcceptanceMetrics
 from tokcaliper.spec.runs import AcceptanceAcrossRuns
@@ -51,7 +52,7 @@ def render_window_table(console: Console, table: WindowTable) -> None:
     console.print(t)
     console.print(f"best k by AL: {table.best_k_by_al}; best k by AL/(k+1): {table.best_k_by_al_per_position}")
     if table.warning:
-        console.print(f"[bold yellow]warning:[/] {escape(table.warning)}")
+        console.print(f"[bold yellow]warning:[/] {esc(table.warning)}")
     for line in table.arithmetic:
         console.print(f"  {escape(line)}")
     if table.uncertainty:
@@ -71,15 +72,14 @@ def _metrics_line(m: AcceptanceMetrics | None) -> str:
 def render_runs_acceptance(console: Console, res: AcceptanceAcrossRuns) -> None:
     """Per-run acceptance, per-request distribution, flags, and mean/CV/MDE across runs."""
     for r in res.runs:
-        console.print(f"run #{r.run_id} ({escape(r.server_kind or 'unknown server')}, arm {escape(r.arm)}): "
-                      f"{escape(_metrics_line(r.metrics))}")
+        console.print(f"run #{r.run_id} ({esc(r.server_kind or 'unknown server')}, arm {esc(r.arm)}): {esc(_metrics_line(r.metrics))}")
         if r.metrics is not None:
             for line in r.metrics.arithmetic:
                 console.print(f"    {escape(line)}")
             if r.metrics.per_position:
                 console.print("    per-position acceptance: " + ", ".join(_three(p) for p in r.metrics.per_position))
         if r.unavailable:
-            console.print(f"    counters: {escape(r.unavailable)}")
+            console.print(f"    counters: {esc(r.unavailable)}")
         if r.request_al is not None:
             d = r.request_al
             console.print(f"    per request: AL mean {_three(d.mean)} (n={d.n}, CV {pct(d.cv)}, min {_three(d.min)}, "
@@ -90,7 +90,7 @@ def render_runs_acceptance(console: Console, res: AcceptanceAcrossRuns) -> None:
                           + (f", accepted {p.accepted}/{p.draft_tokens} = {pct(p.acceptance_rate)}"
                              if p.acceptance_rate is not None else ""))
         for f in r.red_flags:
-            console.print(f"    [bold red]red flag:[/] {escape(f.finding)} → {escape(f.message)}")
+            console.print(f"    [bold red]red flag:[/] {esc(f.finding)} → {esc(f.message)}")
     if res.metrics:
         t = Table(title=f"across {len(res.runs)} run(s)", title_justify="left")
         for col in ("metric", "n", "mean", "CV", "MDE (n per arm)"):

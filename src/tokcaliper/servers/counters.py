@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import httpx
+
+from tokcaliper.errors import InputError
 from prometheus_client.parser import text_string_to_metric_families
 
 _LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -49,8 +51,23 @@ def parse_metrics(text: str) -> tuple[dict[str, float], dict[str, float]]:
         samples are left out (neither can be differenced safely).
 
     Raises:
-        ValueError: from ``prometheus_client`` on malformed text.
+        MetricsTextError: (an InputError and a ValueError) on text prometheus_client cannot parse.
     """
+    try:
+        return _parse_metrics(text)
+    except MetricsTextError:
+        raise
+    except Exception as e:  # prometheus_client raises ValueError, but also IndexError, TypeError, …
+        reason = " ".join(str(e).split())[:160] or type(e).__name__
+        raise MetricsTextError(f"not Prometheus text: {reason}") from None
+
+
+class MetricsTextError(InputError, ValueError):
+    """``/metrics`` text that prometheus_client cannot parse (one line; also a ValueError,
+    which callers of :func:`parse_metrics` caught before)."""
+
+
+def _parse_metrics(text: str) -> tuple[dict[str, float], dict[str, float]]:
     counters: dict[str, float] = {}
     gauges: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
@@ -123,7 +140,7 @@ def read_counters(base_url: str, timeout_s: float = 10.0) -> CounterRead:
     try:
         counters, gauges = parse_metrics(r.text)
     except ValueError as e:
-        return CounterRead(None, error=f"GET {url}: not Prometheus text ({e})")
+        return CounterRead(None, error=f"GET {url}: {e}")
     return CounterRead(counters, gauges)
 
 

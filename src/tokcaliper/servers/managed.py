@@ -140,6 +140,9 @@ class ManagedServer:
         self.host = host
         self.port = port or free_port(host)
         self.argv = render_command(command, port=self.port, host=host)
+        #: Whether the template names ``{port}`` (None: a fixed ``port`` was given).
+        self.port_placeholder: bool | None = None if port else any(
+            "{port}" in a for a in ([command] if isinstance(command, str) else command))
         self.health_timeout_s = health_timeout_s
         self._own_log = log_path is None
         if log_path is None:
@@ -198,10 +201,18 @@ class ManagedServer:
                 except httpx.HTTPError:
                     pass  # not listening yet
                 if time.monotonic() > deadline:
+                    # Read the log before stop(), which deletes a temporary log it stopped cleanly;
+                    # keep it, since the message names it.
+                    last = self.last_log_line()
+                    self._own_log = False
                     self.stop()
+                    hint = ""
+                    if self.port_placeholder is False:
+                        hint = (f"; the command has no {{port}} placeholder, so the server may listen "
+                                f"elsewhere while tokcaliper polls port {self.port}")
                     raise ServerError(
                         f"server not healthy after {seconds(self.health_timeout_s)}: "
-                        f"{self.command_line} (last log line: {self.last_log_line()!r})"
+                        f"{self.command_line} (last log line: {last!r}; full log {self.log_path}){hint}"
                     )
                 time.sleep(HEALTH_POLL_S)
 

@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from tokcaliper.errors import InputError
+from tokcaliper.report.text import esc
 from tokcaliper.servers.local import find_local_llama, server_version
 from tokcaliper.servers.managed import ManagedServer, check_reachable, validate_base_url
 
@@ -54,7 +56,11 @@ def target_server(
         server_cmd = local.command_template()
         version = local.version()
     server = ManagedServer(server_cmd, health_timeout_s=health_timeout_s)
-    announce(f"starting server: {server.command_line}")
+    if server.port_placeholder is False:
+        raise InputError(
+            "--server-cmd has no {port} placeholder: tokcaliper picks a free port, fills it in and "
+            "waits for /health there (e.g. `llama-server -m M --port {port}`)")
+    announce(f"starting server: {esc(server.command_line)}")
     try:
         server.start()
         yield Target(

@@ -73,9 +73,16 @@ def _check_cv(cv: float) -> None:
         raise InputError(f"--cv must be > 0, got {_num(cv)}")
 
 
+#: Largest relative effect taken (1000%): beyond it the figure is a typo, and
+#: percentages of it print as hundreds of digits.
+MAX_EFFECT = 10.0
+
+
 def _check_effect(delta: float) -> None:
     if not (isinstance(delta, (int, float)) and math.isfinite(delta) and delta > 0):
         raise InputError(f"--effect must be > 0, got {_num(delta)}")
+    if delta > MAX_EFFECT:
+        raise InputError(f"--effect must be ≤ {MAX_EFFECT:g} (a fraction: 0.05 = 5%), got {_num(delta)}")
 
 
 #: Largest run count we compute with: beyond it the answer is "never", and
@@ -146,7 +153,10 @@ def n_quick_raw(cv: float, delta: float) -> float:
     """
     _check_cv(cv)
     _check_effect(delta)
-    return 2.0 * QUICK_Z**2 * (cv / delta) ** 2
+    ratio = cv / delta
+    # (1e200)**2 raises OverflowError; multiplying gives inf instead, which the
+    # callers report as "more than MAX_RUNS runs per arm".
+    return 2.0 * QUICK_Z**2 * ratio * ratio
 
 
 def n_quick(cv: float, delta: float) -> int:

@@ -215,6 +215,59 @@ class Outcome(BaseModel):
     at: str
 
 
+class DamagedRun(BaseModel):
+    """A stored run whose row no longer parses: reported by id and skipped, the rest shown.
+
+    Attributes:
+        id: the run's id. reason: the first problem found, one line.
+    """
+
+    id: int
+    reason: str
+
+
+def _first_error(e: Exception) -> str:
+    """One line naming the first problem of a validation or JSON error (no pydantic URL)."""
+    if isinstance(e, ValidationError):
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
+        return f"{loc}: {err.get('msg', 'invalid')}"
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+def write_recovery_file(run: Run, db_path: Path) -> Path | None:
+    """Keep a run that could not be stored: its JSON (``Run.model_dump_json``), next to the
+    database if that folder is writable, else in ``$TOKCALIPER_CACHE``/``~/.cache/tokcaliper/recovered``.
+
+    The file name is ``<db name>.run-<session>-<arm>-<repetition>-<UTC time>.json``; the
+    run's ``id`` is unset. Returns the file written, or None when neither place is writable.
+    """
+    import re
+    import time as _time
+
+    from tokcaliper.servers.local import cache_dir
+
+    stamp = _time.strftime("%Y%m%dT%H%M%SZ", _time.gmtime())
+    tag = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{run.session}-{run.arm}-{run.repetition}")[:80]
+    name = f"{db_path.name or 'tokcaliper.db'}.run-{tag}-{stamp}.json"
+    text = run.model_dump_json(indent=1)
+    for folder in (db_path.parent, cache_dir() / "recovered"):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            target = folder / name
+            target.write_text(text, encoding="utf-8")
+            return target.resolve()
+        except OSError:
+            continue
+    return None
+
+
+#: Tables every database of a schema version has (a missing one means damage).
+_TABLES = {1: {"runs", "run_scalars", "requests"},
+           2: {"runs", "run_scalars", "requests", "experiments", "outcomes", "telemetry_samples"}}
+
+
 def _dumps(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
@@ -259,7 +312,10 @@ def _run_from_columns(fields: dict[str, object], requests: list[RequestRecord]) 
         elif model is None:
             data[field] = json.loads(text)  # type: ignore[arg-type]
         else:
-            data[field] = model.model_validate_json(text)  # type: ignore[arg-type]
+            try:
+                data[field] = model.model_validate_json(text)  # type: ignore[arg-type]
+            except ValidationError as e:
+                raise ValueError(f"{field}.{_first_error(e)}") from None
     return Run.model_validate({**data, "requests": requests})
 
 
@@ -278,15 +334,21 @@ class Store:
     """
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        if str(path) in ("", "."):  # typer turns --db '' into Path('.')
+            raise InputError("the results database path is empty (--db ''): give a file name")
         self.path = Path(path)
+        #: Runs found damaged by the reads so far (``list_runs``, ``session_runs``): skipped.
+        self.damaged: list[DamagedRun] = []
         if self.path.is_dir():
             raise StoreError(f"results database {self.path} is a directory, not a file")
         if not create and not self.path.is_file():
-            raise InputError(f"results database {self.path} does not exist (run `tokcaliper bench` first)")
+            raise StoreError(f"results database {self.path} does not exist (run `tokcaliper bench` first)")
         try:
             self.conn = sqlite3.connect(self.path, timeout=30)
             self.conn.execute("PRAGMA foreign_keys = ON")
             self._migrate(create)
+            if create:
+                self.check_writable()
         except sqlite3.DatabaseError as e:
             raise StoreError(f"cannot use results database {self.path}: {e}") from None
 
@@ -304,6 +366,12 @@ class Store:
             "SELECT count(*) FROM sqlite_master WHERE type='table'"
         ).fetchone()[0]:
             raise StoreError(f"{self.path} is an SQLite file but not a tokcaliper database")
+        if version >= 1:
+            have = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            missing = sorted(_TABLES.get(version, set()) - have)
+            if missing:
+                raise StoreError(f"results database {self.path} is damaged: table(s) "
+                                 f"{', '.join(missing)} missing (schema v{version})")
         for v in range(version + 1, SCHEMA_VERSION + 1):
             # One transaction per step: an interrupted upgrade leaves the
             # previous version intact (executescript would commit early).
@@ -318,6 +386,30 @@ class Store:
                 raise
             finally:
                 self.conn.isolation_level = ""
+
+    def check_writable(self) -> None:
+        """Fail now, before anything is measured, if a run could not be written.
+
+        Writes the schema version back inside a transaction and rolls it back:
+        that needs a writable file and a writable folder (for the journal), the
+        same as storing a run.
+
+        Raises:
+            StoreError: the file or its folder is read-only (or the disk is full, locked, …).
+        """
+        self.conn.isolation_level = None
+        try:
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute(f"PRAGMA user_version = {int(version)}")
+            finally:
+                self.conn.execute("ROLLBACK")
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"results database {self.path} cannot be written: {e} "
+                             "(nothing was measured; give a writable --db)") from None
+        finally:
+            self.conn.isolation_level = ""
 
     def close(self) -> None:
         """Close the connection."""
@@ -366,7 +458,10 @@ class Store:
                         (run_id, SAMPLES_FORMAT, len(samples), blob),  # type: ignore[arg-type]
                     )
         except sqlite3.DatabaseError as e:
-            raise StoreError(f"cannot write run to {self.path}: {e}") from None
+            where = write_recovery_file(run, self.path)
+            kept = (f"the run is kept in {where} (JSON of the run; nothing was lost)" if where
+                    else "and no recovery file could be written either: the run is lost")
+            raise StoreError(f"cannot write run to {self.path}: {e}; {kept}") from None
         run.id = run_id
         return run_id
 
@@ -448,12 +543,16 @@ class Store:
             rows = rows[-limit:]
         out = []
         for rid, sess, arm, rep, started, metrics_json, ttft in rows:
-            m = json.loads(metrics_json)
-            out.append(RunRow(
-                id=rid, session=sess, arm=arm, repetition=rep, started_at=started,
-                completed=m["completed"], failed=m["failed"],
-                aggregate_output_tok_s=m["aggregate_output_tok_s"], ttft_p50_ms=ttft,
-            ))
+            try:
+                m = json.loads(metrics_json)
+                out.append(RunRow(
+                    id=rid, session=sess, arm=arm, repetition=rep, started_at=started,
+                    completed=m["completed"], failed=m["failed"],
+                    aggregate_output_tok_s=m["aggregate_output_tok_s"], ttft_p50_ms=ttft,
+                ))
+            except (ValueError, TypeError, KeyError, ValidationError) as e:
+                self.damaged.append(DamagedRun(id=rid, reason=f"run {rid} in {self.path} is damaged: "
+                                                              f"{_first_error(e)}"))
         return out
 
     def get_run(self, run_id: int, with_requests: bool = True) -> Run:
@@ -474,23 +573,28 @@ class Store:
             raise InputError(f"no run with id {run_id} in {self.path}")
         fields = dict(zip(["id", *_SCALAR_COLUMNS, *_JSON_COLUMNS], row))
         requests: list[RequestRecord] = []
-        if with_requests:
-            for r in self.conn.execute(
-                """SELECT idx, warmup, start_s, ttft_s, e2e_s, output_tokens, prompt_tokens,
-                          token_count_source, content_chunks, error, itl_json,
-                          server_timings_json FROM requests WHERE run_id = ? ORDER BY idx""",
-                (run_id,),
-            ):
-                requests.append(RequestRecord(
-                    index=r[0], warmup=bool(r[1]), start_s=r[2], ttft_s=r[3], e2e_s=r[4],
-                    output_tokens=r[5], prompt_tokens=r[6], token_count_source=r[7],
-                    content_chunks=r[8], error=r[9], itl_s=json.loads(r[10]),
-                    server_timings=None if r[11] is None else json.loads(r[11]),
-                ))
         try:
+            if with_requests:
+                requests = self._requests(run_id)
             return _run_from_columns(fields, requests)
-        except (ValidationError, ValueError) as e:
-            raise StoreError(f"run {run_id} in {self.path} is unreadable: {e}") from None
+        except (ValidationError, ValueError, TypeError, KeyError) as e:
+            raise StoreError(f"run {run_id} in {self.path} is damaged: {_first_error(e)}") from None
+
+    def _requests(self, run_id: int) -> list[RequestRecord]:
+        requests: list[RequestRecord] = []
+        for r in self.conn.execute(
+            """SELECT idx, warmup, start_s, ttft_s, e2e_s, output_tokens, prompt_tokens,
+                      token_count_source, content_chunks, error, itl_json,
+                      server_timings_json FROM requests WHERE run_id = ? ORDER BY idx""",
+            (run_id,),
+        ):
+            requests.append(RequestRecord(
+                index=r[0], warmup=bool(r[1]), start_s=r[2], ttft_s=r[3], e2e_s=r[4],
+                output_tokens=r[5], prompt_tokens=r[6], token_count_source=r[7],
+                content_chunks=r[8], error=r[9], itl_s=json.loads(r[10]),
+                server_timings=None if r[11] is None else json.loads(r[11]),
+            ))
+        return requests
 
     def telemetry_samples(self, run_id: int) -> list[TelemetrySample]:
         """The raw telemetry samples stored with run ``run_id``, in time order
@@ -544,12 +648,44 @@ class Store:
         """Every run of one session or experiment, in execution order (ids grow as runs are stored)."""
         ids = [r[0] for r in self.conn.execute(
             "SELECT id FROM runs WHERE session = ? ORDER BY id", (session,))]
-        return [self.get_run(i, with_requests=with_requests) for i in ids]
+        out = []
+        for i in ids:
+            try:
+                out.append(self.get_run(i, with_requests=with_requests))
+            except StoreError as e:  # reported by id (``damaged``) and skipped
+                self.damaged.append(DamagedRun(id=i, reason=str(e)))
+        return out
 
     def session_ids(self, session: str) -> list[int]:
         """Run ids of one session, in order."""
         return [r[0] for r in self.conn.execute(
             "SELECT id FROM runs WHERE session = ? ORDER BY id", (session,))]
+
+
+def ensure_writable(path: str | Path) -> None:
+    """Check, before a server is started or anything measured, that runs can be stored at ``path``.
+
+    An existing database is opened and checked (:meth:`Store.check_writable`); for a new
+    one, a scratch file is created and removed in its folder, so no database file is left
+    behind when the command fails later (a bad ``--url``).
+
+    Raises:
+        InputError: empty path. StoreError: not writable, or not a tokcaliper database.
+    """
+    import tempfile
+
+    p = Path(path)
+    if str(path) in ("", "."):
+        raise InputError("the results database path is empty (--db ''): give a file name")
+    if p.exists():
+        Store(p).close()
+        return
+    try:
+        with tempfile.NamedTemporaryFile(dir=p.parent if str(p.parent) else ".", prefix=".tokcaliper-check-"):
+            pass
+    except OSError as e:
+        raise StoreError(f"results database {p} cannot be created: {e.strerror or e} "
+                         "(nothing was measured; give a writable --db)") from None
 
 
 def load_metric_values(db_path: str | Path, run_ids: Iterable[int], metric: str) -> list[float]:

@@ -37,6 +37,8 @@ claim a *warn* with both bounds shown, never "impossible".
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 from tokcaliper.audit.checks._common import CheckContext, na, num
@@ -158,6 +160,10 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
         parallel, split_line = n, f"split mode unknown over {n} GPUs: generous × {n} (× 1 if layer split)"
         uncertain.append("split mode unknown")
     weight_gb = params * bpp / 1e9
+    if not (weight_gb > 0 and math.isfinite(bw * parallel / weight_gb)):
+        # e.g. params_total = 1e-320: bytes per token underflow to 0, the bound to inf
+        return None, (f"bytes per token = {num(params, 3)} params × {num(bpp, 3)} B is too small for a "
+                      "roofline (a parameter count below one?)")
     bound = bw * parallel / weight_gb
     gpu_bound = bound
     # memory fit: weights (+ KV) against GPU memory, and where the launch command puts them

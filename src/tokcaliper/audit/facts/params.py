@@ -180,6 +180,19 @@ def resolve_params(record: Record, file_facts: ParamFacts | None = None) -> Para
 # --------------------------------------------------------------------------- counts from model files
 
 
+#: Largest size field taken from a config.json (2**40): beyond it the figure is not a model's,
+#: and the parameter count would overflow a float.
+MAX_CONFIG_INT = 2**40
+#: Optional fields where 0 means "absent" (no experts, the default intermediate size).
+_ZERO_MEANS_ABSENT = frozenset({"num_experts", "num_local_experts", "n_routed_experts", "num_experts_per_tok",
+                                "moe_intermediate_size", "intermediate_size", "shared_expert_intermediate_size"})
+
+
+def _show(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def params_from_config(c: dict[str, Any], name: str = "config.json") -> ParamFacts:
     """Parameter counts from a Hugging Face ``config.json`` (approximate; pure arithmetic).
 
@@ -206,31 +219,52 @@ def params_from_config(c: dict[str, Any], name: str = "config.json") -> ParamFac
         :class:`ParamFacts` (active only for MoE), sources naming the file.
 
     Raises:
-        InputError: ``hidden_size``, ``num_hidden_layers`` or ``vocab_size`` missing or not whole numbers.
+        InputError: ``hidden_size``, ``num_hidden_layers`` or ``vocab_size`` missing; any size field
+            that is not a whole number in [1, :data:`MAX_CONFIG_INT`] (0 heads would divide by zero).
     """
     from tokcaliper.errors import InputError
 
-    c = c.get("text_config", c)
-    try:
-        h, layers, vocab = int(c["hidden_size"]), int(c["num_hidden_layers"]), int(c["vocab_size"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise InputError(f"{name}: config.json lacks {e} (hidden_size, num_hidden_layers, vocab_size)") from None
-    heads = int(c.get("num_attention_heads", 1))
-    kv = int(c.get("num_key_value_heads", heads))
-    hd = int(c.get("head_dim") or h // heads)
+    if "text_config" in c:
+        if not isinstance(c["text_config"], dict):
+            raise InputError(f"{name}: text_config must be an object, got {_show(c['text_config'])}")
+        c = c["text_config"]
+
+    def whole(key: str, default: int | None = None, minimum: int = 1) -> int:
+        """``c[key]`` as a whole number in [minimum, MAX_CONFIG_INT] (a missing/null key: ``default``)."""
+        v = c.get(key)
+        if v is None or v == 0 and default is not None and key in _ZERO_MEANS_ABSENT:
+            if default is None:
+                raise InputError(f"{name}: config.json lacks {key!r} (hidden_size, num_hidden_layers, "
+                                 "vocab_size are required)")
+            return default
+        ok = not isinstance(v, bool) and (isinstance(v, int) or (isinstance(v, float) and v.is_integer()))
+        if not ok or int(v) < minimum:
+            raise InputError(f"{name}: {key} must be a whole number ≥ {minimum}, got {_show(v)}")
+        if int(v) > MAX_CONFIG_INT:
+            raise InputError(f"{name}: {key} must be a whole number ≥ {minimum} and ≤ {MAX_CONFIG_INT:,} (2^40), "
+                             f"got {_show(v)}")
+        return int(v)
+
+    h, layers, vocab = whole("hidden_size"), whole("num_hidden_layers"), whole("vocab_size")
+    heads = whole("num_attention_heads", 1)
+    kv = whole("num_key_value_heads", heads)
+    if "head_dim" in c and c["head_dim"] is not None:
+        hd = whole("head_dim")
+    else:
+        hd = max(1, h // heads)
+    n_exp = whole("num_experts", 0, 0) or whole("num_local_experts", 0, 0) or whole("n_routed_experts", 0, 0)
+    used = whole("num_experts_per_tok", 0, 0)
+    inter = whole("moe_intermediate_size", 0, 0) or whole("intermediate_size", 0, 0) or 4 * h
     attn = h * heads * hd * 2 + h * kv * hd * 2
-    n_exp = int(c.get("num_experts") or c.get("num_local_experts") or c.get("n_routed_experts") or 0)
-    used = int(c.get("num_experts_per_tok") or 0)
-    inter = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 4 * h)
     embed = vocab * h * (1 if c.get("tie_word_embeddings") else 2)
     src = f"{name}: estimated from hidden_size, layers, heads, vocab (approximate)"
     if n_exp and used:
-        shared = int(c.get("shared_expert_intermediate_size") or 0) * 3 * h
+        shared = whole("shared_expert_intermediate_size", 0, 0) * 3 * h
         exp_total = n_exp * 3 * h * inter
         total = embed + layers * (attn + exp_total + shared)
         active = embed + layers * (attn + used * 3 * h * inter + shared)
         return ParamFacts(float(total), float(active), True, src, src, src)
-    total = embed + layers * (attn + 3 * h * int(c.get("intermediate_size") or 4 * h))
+    total = embed + layers * (attn + 3 * h * (whole("intermediate_size", 0, 0) or 4 * h))
     return ParamFacts(float(total), None, False, src, "unknown", src)
 
 

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,58 +27,24 @@ from tokcaliper import numbers as fmt
 from tokcaliper.audit.importers.base import ImportResult, Problem, show
 from tokcaliper.audit.importers.dispatch import record_from_row
 from tokcaliper.errors import InputError
+from tokcaliper.fileio import (JSONParseError, check_max_bytes, human_bytes, jsonl_lines, loads_json,
+                               os_reason, read_bytes)
+
+__all__ = ["DEFAULT_MAX_BYTES", "check_max_bytes", "decode_text", "human_bytes", "load_records",
+           "os_reason", "parse_json", "parse_record_ref", "read_raw"]
 
 #: Default ceiling on one input file (bytes); ``--max-bytes`` raises it.
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 
-
-def human_bytes(n: float) -> str:
-    """``512`` → ``"512 bytes"``, ``20_480`` → ``"20.5 kB"``, ``10_000_000`` → ``"10 MB"`` (SI units)."""
-    if n < 1000:
-        return f"{int(n)} byte{'s' if n != 1 else ''}"
-    for unit, scale in (("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12)):
-        if n < scale * 1000 or unit == "TB":
-            out = f"{n / scale:g}" if n % scale == 0 else fmt.num(n / scale, 1, min_decimals=1, grouping=False)
-            return f"{out} {unit}"
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def check_max_bytes(max_bytes: int) -> None:
-    """Validate the ``--max-bytes`` ceiling.
-
-    Raises:
-        InputError: a ceiling that is not a positive whole number of bytes.
-    """
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
-        raise InputError(f"--max-bytes {max_bytes!r}: must be a positive number of bytes")
-
-
 def read_raw(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """Read a file's raw bytes (A9).
+    """Read a file's raw bytes (A9): regular files only, the ceiling enforced on bytes read
+    (see :func:`tokcaliper.fileio.read_bytes`).
 
     Raises:
-        InputError: missing/unreadable file, a directory, or larger than ``max_bytes``.
+        InputError: missing/unreadable file, a directory, a device or FIFO, or larger than ``max_bytes``.
     """
-    check_max_bytes(max_bytes)
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory (give a file, or a folder of .json files)")
-    try:
-        size = path.stat().st_size
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({os_reason(e)})") from None
-    if size > max_bytes:
-        raise InputError(f"{path}: {human_bytes(size)} is over the {human_bytes(max_bytes)} limit "
-                         "(raise it with --max-bytes)")
-    try:
-        return path.read_bytes()
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({os_reason(e)})") from None
-
-
-def os_reason(e: OSError) -> str:
-    """An OS error in plain words (``"permission denied"``), without ``[Errno N]``."""
-    return (e.strerror or "input/output error").lower()
+    return read_bytes(path, max_bytes)
 
 
 def decode_text(data: bytes, path: Path) -> str:
@@ -95,33 +59,20 @@ def decode_text(data: bytes, path: Path) -> str:
         raise InputError(f"{path}: not UTF-8 text (bad byte at offset {e.start})") from None
 
 
-class _ParseError(ValueError):
-    """JSON that cannot be parsed, with a plain one-line reason."""
+_ParseError = JSONParseError
 
 
 def _loads(text: str) -> Any:
-    """``json.loads`` (``strict=False``) with every failure turned into :class:`_ParseError`.
-
-    Besides syntax errors this covers the two limits of Python's parser that
-    hostile or broken files reach: nesting deeper than the interpreter's
-    recursion limit (RecursionError) and integers longer than
-    ``sys.get_int_max_str_digits()`` (ValueError, CVE-2020-10735 guard).
-    """
+    """:func:`tokcaliper.fileio.loads_json` with ``strict=False`` (control characters in strings kept)."""
     try:
-        return json.loads(text, strict=False)
-    except json.JSONDecodeError as e:
-        cut = e.pos >= len(text.rstrip()) - 1 or e.msg.startswith("Unterminated string")
-        what = "truncated JSON" if cut else "invalid JSON"
-        ch = repr(text[e.pos]) if e.pos < len(text) else "end of file"
-        raise _ParseError(f"{what} at line {e.lineno} column {e.colno} (near {ch}): {e.msg}") from None
-    except RecursionError:
-        raise _ParseError(f"JSON nested too deeply (more than about {sys.getrecursionlimit()} levels of "
-                          "[ or {): not a record file") from None
-    except ValueError as e:
-        if "digits" in str(e):
-            raise _ParseError(f"a JSON integer has more than {sys.get_int_max_str_digits()} digits: "
-                              "no published figure is that long") from None
-        raise _ParseError(f"invalid JSON ({e})") from None
+        return loads_json(text, strict=False)
+    except JSONParseError as e:
+        msg = str(e)
+        if "nested too deeply" in msg:
+            msg += ": not a record file"
+        elif "digits" in msg:
+            msg += ": no published figure is that long"
+        raise JSONParseError(msg) from None
 
 
 def parse_json(text: str, path: Path, where: str = "") -> Any:
@@ -234,7 +185,7 @@ def _rows(path: Path, max_bytes: int) -> tuple[list[tuple[int | str, Any]], list
     ctx: dict[str, Any] = {}
     if suffix == ".jsonl":
         rows: list[tuple[int | str, Any]] = []
-        for n, line in enumerate(text.splitlines()):
+        for n, line in enumerate(jsonl_lines(text)):
             if not line.strip():
                 continue
             try:
@@ -303,7 +254,14 @@ def load_records(paths: list[Path] | Path, max_bytes: int = DEFAULT_MAX_BYTES) -
         else:
             raise InputError(f"{p}: no such file or folder")
         for f in files:
-            rows, problems, ctx, warnings = _rows(f, max_bytes)
+            try:
+                rows, problems, ctx, warnings = _rows(f, max_bytes)
+            except InputError as e:
+                if not p.is_dir():
+                    raise  # a file named on its own: its error is the answer
+                # one unreadable file of a folder is skipped with its reason, like a malformed record
+                result.problems.append(Problem(str(f), "-", "", f"file skipped: {e}"))
+                continue
             result.files.append(str(f))
             result.problems += problems
             result.warnings += warnings

@@ -1,0 +1,141 @@
+"""Reading user files safely: regular files only, a byte ceiling, hostile JSON, ``\\n`` lines.
+
+Shared by the audit importers (record files, ``--model-file``) and the prompts
+reader (``bench --prompts``):
+
+- :func:`read_bytes` opens without blocking (a FIFO would otherwise wait for a
+  writer forever), refuses anything but a regular file (``/dev/zero`` reports
+  size 0 and never ends) and enforces the ceiling on the bytes actually read,
+  not on the size the file system reports;
+- :func:`loads_json` turns every failure of Python's JSON parser (syntax,
+  nesting deeper than the recursion limit, integers longer than
+  ``sys.get_int_max_str_digits()``) into :class:`JSONParseError` with one line;
+- :func:`jsonl_lines` splits JSON Lines on ``\\n`` only (the JSON Lines format;
+  ``str.splitlines`` also splits on U+2028, U+2029, U+0085, FF, VT and FS, which
+  are legal inside JSON strings).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from tokcaliper.errors import InputError
+from tokcaliper.numbers import num
+
+__all__ = ["JSONParseError", "check_max_bytes", "human_bytes", "jsonl_lines", "loads_json",
+           "os_reason", "read_bytes"]
+
+
+def human_bytes(n: float) -> str:
+    """``512`` → ``"512 bytes"``, ``20_480`` → ``"20.5 kB"``, ``10_000_000`` → ``"10 MB"`` (SI units)."""
+    if n < 1000:
+        return f"{int(n)} byte{'s' if n != 1 else ''}"
+    for unit, scale in (("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12)):
+        if n < scale * 1000 or unit == "TB":
+            out = f"{n / scale:g}" if n % scale == 0 else num(n / scale, 1, min_decimals=1, grouping=False)
+            return f"{out} {unit}"
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def check_max_bytes(max_bytes: int) -> None:
+    """Validate a byte ceiling (``--max-bytes``).
+
+    Raises:
+        InputError: a ceiling that is not a positive whole number of bytes.
+    """
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise InputError(f"--max-bytes {max_bytes!r}: must be a positive number of bytes")
+
+
+def os_reason(e: OSError) -> str:
+    """An OS error in plain words (``"permission denied"``), without ``[Errno N]``."""
+    return (e.strerror or "input/output error").lower()
+
+
+def read_bytes(path: Path, max_bytes: int, *, what: str = "") -> bytes:
+    """The bytes of the regular file ``path``, at most ``max_bytes`` of them.
+
+    Args:
+        path: the file. max_bytes: ceiling (bytes), enforced on what is read.
+        what: how to name the file in messages (default: its path).
+
+    Raises:
+        InputError: missing or unreadable; a directory; a device, FIFO or socket
+            ("not a regular file"); more than ``max_bytes`` bytes.
+    """
+    check_max_bytes(max_bytes)
+    name = what or str(path)
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; no effect on regular files.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except IsADirectoryError:
+        raise InputError(f"{name}: is a directory (give a file, or a folder of .json files)") from None
+    except OSError as e:
+        raise InputError(f"{name}: cannot read ({os_reason(e)})") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{name}: is a directory (give a file, or a folder of .json files)")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{name}: not a regular file (a device, FIFO or socket); give a file")
+        over = InputError(f"{name}: more than {human_bytes(max_bytes)} (over the {human_bytes(max_bytes)} "
+                          "limit; raise it with --max-bytes)")
+        if st.st_size > max_bytes:
+            raise InputError(f"{name}: {human_bytes(st.st_size)} is over the {human_bytes(max_bytes)} limit "
+                             "(raise it with --max-bytes)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        got = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - got))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+            if got > max_bytes:
+                raise over
+        return b"".join(chunks)
+    except OSError as e:
+        raise InputError(f"{name}: cannot read ({os_reason(e)})") from None
+    finally:
+        os.close(fd)
+
+
+class JSONParseError(ValueError):
+    """JSON that cannot be parsed, with a plain one-line reason."""
+
+
+def loads_json(text: str, *, strict: bool = False) -> Any:
+    """``json.loads`` with every failure turned into :class:`JSONParseError` (one line).
+
+    Besides syntax errors this covers the two limits of Python's parser that
+    hostile or broken files reach: nesting deeper than the interpreter's
+    recursion limit (RecursionError) and integers longer than
+    ``sys.get_int_max_str_digits()`` (ValueError, CVE-2020-10735 guard).
+    ``strict=False`` keeps control characters inside strings (notes fields).
+    """
+    try:
+        return json.loads(text, strict=strict)
+    except json.JSONDecodeError as e:
+        cut = e.pos >= len(text.rstrip()) - 1 or e.msg.startswith("Unterminated string")
+        what = "truncated JSON" if cut else "invalid JSON"
+        ch = repr(text[e.pos]) if e.pos < len(text) else "end of file"
+        raise JSONParseError(f"{what} at line {e.lineno} column {e.colno} (near {ch}): {e.msg}") from None
+    except RecursionError:
+        raise JSONParseError(f"JSON nested too deeply (more than about {sys.getrecursionlimit()} levels of "
+                             "[ or {)") from None
+    except ValueError as e:
+        if "digits" in str(e):
+            raise JSONParseError(f"a JSON integer has more than {sys.get_int_max_str_digits()} digits") from None
+        raise JSONParseError(f"invalid JSON ({' '.join(str(e).split())})") from None
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """Lines of a JSON Lines text: split on ``\\n`` only, a trailing ``\\r`` dropped (CRLF files)."""
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]

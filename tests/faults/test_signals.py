@@ -1,0 +1,70 @@
+"""Issue 12 item 5: SIGTERM and SIGHUP stop a bench as cleanly as Ctrl-C.
+
+The managed server runs in its own session (so that Ctrl-C reaches tokcaliper
+first), hence a SIGTERM to tokcaliper alone used to leave it running. Exit code:
+128 + the signal's number (143 for SIGTERM, 129 for SIGHUP; 130 for Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tokcaliper.store import Store
+
+FAKE = Path(__file__).resolve().parents[1] / "load" / "fake_server.py"
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_signal_stops_server_and_keeps_stored_runs(tmp_path, sig, code):
+    db = tmp_path / "runs.db"
+    cmd = f"{sys.executable} {FAKE} --port {{port}} --ttft 0.01 --itl 0.01 --tokens 8"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tokcaliper", "bench", "--server-cmd", cmd, "--repeat", "200",
+         "--concurrency", "2", "--requests", "4", "--max-tokens", "8", "--idle-seconds", "0",
+         "--telemetry-interval", "0", "--db", str(db)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    port = None
+    stored = 0
+    deadline = time.monotonic() + 120
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        m = re.search(r"--port (\d+)", line)
+        if m:
+            port = int(m.group(1))
+        if "stored as #" in line:
+            stored += 1
+            if stored == 2:
+                break
+        assert time.monotonic() < deadline, "runs never finished"
+    assert port is not None and _listening(port)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err
+    assert "interrupted" in err and "stored in" in err, err
+    time.sleep(0.5)
+    assert not _listening(port), "the managed server outlived tokcaliper"
+    with Store(db, create=False) as store:
+        rows = store.list_runs()
+        assert len(rows) >= 2
+        for r in rows:
+            run = store.get_run(r.id)
+            assert run.metrics.completed == 4 and len(run.requests) == 4 + 2  # + warm-up requests
