@@ -73,6 +73,8 @@ KNOWN_COVARIATES: dict[str, tuple[str, Measured]] = {
     "cpu_clock_start_mhz": ("CPU clock at start", "start"),
     "cpu_temperature_start_c": ("CPU temperature at start", "start"),
     "steal_share": ("CPU steal share", "during"),
+    "server_cpu_cores": ("server CPU (cores used)", "during"),
+    "client_cpu_cores": ("client CPU (cores used)", "during"),
 }
 
 
@@ -103,6 +105,10 @@ def run_covariates(runs: Sequence[Run]) -> dict[str, list[float | None]]:
       over the GPUs.
     - for a CPU device: ``cpu_clock_start_mhz``, ``cpu_temperature_start_c``,
       ``steal_share`` (host CPU steal time share during the run).
+    - for the watched processes: ``server_cpu_cores`` / ``client_cpu_cores``,
+      the mean cores the managed server / the load generator used during the
+      run. On a shared CPU host a server that got less CPU is the usual reason
+      for a slow run (seen here: 1.1 cores in the slow clump, 1.9 in the fast one).
 
     Covariates that no run has are left out; missing values are ``None``.
     """
@@ -142,6 +148,8 @@ def run_covariates(runs: Sequence[Run]) -> dict[str, list[float | None]]:
         out["cpu_clock_start_mhz"] = [dev_value(r, dev, "clock_start_mhz") for r in runs]
         out["cpu_temperature_start_c"] = [dev_value(r, dev, "temperature_start_c") for r in runs]
         out["steal_share"] = [dev_value(r, dev, "steal_share") for r in runs]
+    for role in ("server", "client"):
+        out[f"{role}_cpu_cores"] = [dev_value(r, role, "cpu_share_mean") for r in runs]
     return {k: v for k, v in out.items() if any(x is not None for x in v)}
 
 
