@@ -148,8 +148,10 @@ async def _closed_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, o
                 return
             i = next_index
             next_index += 1
-            raw = RawStream(index=index_offset + i, warmup=warmup, scheduled=now)
-            out.add(await stream_chat(pool, reqs[i], raw, timeout_s=cfg.request_timeout_s))
+            raw = RawStream(index=index_offset + i, warmup=warmup, scheduled=now, max_tokens=cfg.max_tokens)
+            out.add(await stream_chat(pool, reqs[i], raw, timeout_s=cfg.request_timeout_s,
+                                      first_token_timeout_s=cfg.first_token_timeout_s,
+                                      token_timeout_s=cfg.token_timeout_s))
 
     tasks = [asyncio.create_task(worker()) for _ in range(workers)]
     try:
@@ -195,7 +197,8 @@ async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out
         k = raw.index - index_offset
         started = send_now(pool, reqs[k], loop)
         task = loop.create_task(stream_chat(pool, reqs[k], raw, timeout_s=cfg.request_timeout_s,
-                                            started=started))
+                                            first_token_timeout_s=cfg.first_token_timeout_s,
+                                            token_timeout_s=cfg.token_timeout_s, started=started))
         tasks.add(task)
         task.add_done_callback(done)
 
@@ -221,7 +224,8 @@ async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out
         fired += 1
         if k + 1 < n:
             loop.call_at(out.run_start + offsets[k + 1] + to_loop, fire, k + 1)
-        raw = RawStream(index=index_offset + k, warmup=False, scheduled=out.run_start + offsets[k])
+        raw = RawStream(index=index_offset + k, warmup=False, scheduled=out.run_start + offsets[k],
+                        max_tokens=cfg.max_tokens)
         if in_flight < cap and not failure:
             start(raw)
         else:

@@ -63,6 +63,19 @@ def judge_client(client: ClientHealth, dispatch: Percentiles) -> ClientHealth:
     return client.model_copy(update={"client_limited": bool(limits), "limits": limits})
 
 
+def error_rate(metrics: RunMetrics) -> float:
+    """Failed ÷ (completed + failed) measured requests; 1.0 when none was measured."""
+    n = metrics.completed + metrics.failed
+    return metrics.failed / n if n else 1.0
+
+
+def most_common_error(metrics: RunMetrics) -> tuple[str, int] | None:
+    """The most frequent error message of a run and its count (None without failures)."""
+    if not metrics.errors:
+        return None
+    return max(metrics.errors.items(), key=lambda kv: kv[1])
+
+
 def summarize(
     records: Sequence[RequestRecord],
     client: ClientHealth | None = None,
@@ -118,6 +131,7 @@ def summarize(
         e2e_s=percentiles([r.e2e_s for r in done if r.e2e_s is not None]),
         tpot_s=percentiles(tpots),
         errors=dict(Counter(r.error for r in failed if r.error)),
+        error_classes=dict(Counter(r.error_class or "unclassified" for r in failed)),
         dispatch_s=dispatch,
         ttft_from_schedule_s=percentiles([
             r.ttft_s + r.dispatch_delay_s for r in done
