@@ -21,7 +21,7 @@ from tokcaliper import __version__
 from tokcaliper.errors import ServerError
 from tokcaliper.load.driver import OnRequest, run_phase
 from tokcaliper.load.prompts import Messages
-from tokcaliper.load.summary import summarize
+from tokcaliper.load.summary import MAX_ERROR_RATE, error_rate_reason, summarize
 from tokcaliper.model.run import LoadConfig, Run
 from tokcaliper.model.telemetry import HostInfo, TelemetrySummary
 from tokcaliper.model.timestamps import utc_now_iso
@@ -62,6 +62,9 @@ class RunSetup:
         unique_prompts: tag every request's prompt uniquely (see
             :func:`tokcaliper.load.driver.salted`) so that repetitions do not
             hit a prompt cache that earlier repetitions filled.
+        max_error_rate: a run with a larger share of failed measured
+            requests (or none completed) is stored invalid
+            (:func:`tokcaliper.load.summary.error_rate_reason`).
     """
 
     load: LoadConfig
@@ -74,6 +77,7 @@ class RunSetup:
     idle_power_w: dict[str, float] = field(default_factory=dict)
     idle_duration_s: float | None = None
     unique_prompts: bool = True
+    max_error_rate: float = MAX_ERROR_RATE
 
 
 @dataclass(kw_only=True)
@@ -226,10 +230,14 @@ def measure_run(
         telemetry.idle_duration_s = setup.idle_duration_s
         attach_energy_per_token(telemetry, metrics.output_tokens)
         samples = getattr(sampler, "samples", None)
+    valid, invalid_reason = place.valid, place.invalid_reason
+    failing = error_rate_reason(metrics, setup.max_error_rate)
+    if failing is not None and valid:
+        valid, invalid_reason = False, failing
     run = Run(
         session=place.session, arm=place.arm, repetition=place.repetition, position=place.position,
         rest_s=None if place.previous_end is None else start_mono - place.previous_end,
-        warmup_run=place.warmup_run, valid=place.valid, invalid_reason=place.invalid_reason,
+        warmup_run=place.warmup_run, valid=valid, invalid_reason=invalid_reason,
         readback=place.readback, started_at=started, finished_at=finished,
         command_line=setup.command_line,
         server_command=setup.server.command_line if setup.server else None,

@@ -25,7 +25,7 @@ from tokcaliper.load.pool import ConnectionPool
 from tokcaliper.load.sse import RawStream
 from tokcaliper.model.run import LoadConfig
 
-__all__ = ["Endpoint", "ServerGone", "chat_body", "endpoint", "send_now", "stream_chat"]
+__all__ = ["Endpoint", "ServerGone", "chat_body", "endpoint", "send_now", "server_root", "stream_chat"]
 
 
 def chat_body(cfg: LoadConfig, messages: list[dict[str, str]]) -> dict[str, Any]:
@@ -65,6 +65,15 @@ class Endpoint:
         """A connection pool for this endpoint (learned keep-alive shared per server)."""
         return ConnectionPool(self.host, self.port,
                               ssl=ssl.create_default_context() if self.tls else None)
+
+
+def server_root(base_url: str) -> str:
+    """``base_url`` without a trailing ``/v1`` (OpenAI clients are configured with it; we add it).
+
+    ``http://host:8080/v1`` → ``http://host:8080``; anything else unchanged.
+    """
+    url = base_url.rstrip("/")
+    return url[:-3] if url.endswith("/v1") else url
 
 
 def endpoint(base_url: str) -> Endpoint:
@@ -132,7 +141,10 @@ class _Watchdog:
             ex.finish(f"stream stalled: no data for {self.gap:g} s (token timeout)",
                       "timeout_between_tokens")
         else:
-            self.handle = self.loop.call_later(min(total_at, first_at, gap_at) - now, self.check)
+            # Before the first body byte there is no gap deadline yet; look
+            # again within one gap so a stall right after it is caught on time.
+            poll = now + self.gap if self.gap is not None and not ex.stamps else inf
+            self.handle = self.loop.call_later(min(total_at, first_at, gap_at, poll) - now, self.check)
             return
         self.conn.close()
 

@@ -76,6 +76,32 @@ def most_common_error(metrics: RunMetrics) -> tuple[str, int] | None:
     return max(metrics.errors.items(), key=lambda kv: kv[1])
 
 
+#: Default largest share of failed measured requests a valid run may have.
+#: Above it the run measured a failing server, not its speed: the failures'
+#: short latencies and missing tokens bias every figure of the run.
+MAX_ERROR_RATE = 0.10
+
+
+def error_rate_reason(metrics: RunMetrics, max_error_rate: float = MAX_ERROR_RATE) -> str | None:
+    """Why a run is invalid for its failures, or None when its error rate is acceptable.
+
+    A run is invalid when no measured request completed, or when
+    ``failed ÷ (completed + failed) > max_error_rate``. The reason carries
+    the arithmetic and the most common error (message truncated to 160
+    characters).
+    """
+    n = metrics.completed + metrics.failed
+    rate = error_rate(metrics)
+    if n and metrics.completed and rate <= max_error_rate:
+        return None
+    common = most_common_error(metrics)
+    top = "" if common is None else f"; most common: {common[1]} × {common[0][:160]}"
+    if not n:
+        return "no measured request" + top
+    return (f"{metrics.failed} of {n} measured requests failed ({rate * 100:.0f} % > "
+            f"{max_error_rate * 100:g} % allowed){top}")
+
+
 def summarize(
     records: Sequence[RequestRecord],
     client: ClientHealth | None = None,
