@@ -129,3 +129,17 @@ def test_every_class_the_fault_server_produces_is_documented():
     produced = {c for _, c, _ in MALFORMED} | {"http_status", "closed_mid_stream", "timeout_first_token",
                                                  "timeout_between_tokens", "timeout_total"}
     assert produced <= set(ERROR_CLASSES)
+
+
+def test_experiment_load_spec_carries_the_timeouts_and_the_error_rate():
+    from pydantic import ValidationError
+
+    from tokcaliper.experiment.spec import LoadSpec
+
+    spec = LoadSpec(first_token_timeout_s=5, token_timeout_s=2, max_error_rate=0.2)
+    cfg = spec.to_load_config("http://127.0.0.1:1")
+    assert (cfg.first_token_timeout_s, cfg.token_timeout_s) == (5, 2)
+    assert LoadSpec().max_error_rate == 0.10
+    for bad in ({"token_timeout_s": 0}, {"first_token_timeout_s": float("inf")}, {"max_error_rate": 1.0}):
+        with pytest.raises(ValidationError):
+            LoadSpec(**bad)

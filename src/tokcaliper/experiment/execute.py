@@ -277,7 +277,7 @@ def execute_experiment(
                 load=load, prompts=prompts, command_line=command_line, server=server.managed,
                 server_version=server.version, host=host, telemetry=telemetry,  # type: ignore[arg-type]
                 idle_power_w=idle, idle_duration_s=None,
-                unique_prompts=spec.load.unique_prompts,
+                unique_prompts=spec.load.unique_prompts, max_error_rate=spec.load.max_error_rate,
             )
             common = dict(session=exp_id, arm=arm.name, valid=valid, invalid_reason=invalid_reason,
                           readback=readback)
