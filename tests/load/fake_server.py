@@ -31,6 +31,7 @@ import json
 import os
 import socket
 import struct
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -111,6 +112,7 @@ def make_app(timing: FakeTiming) -> web.Application:
             await asyncio.sleep(max(0.0, t0 + timing.ttft_s + i * timing.itl_s - loop.time()))
             await resp.write(content(i))
             if fault == "exit":
+                print(f"fake_server: injected exit in request {counter['n']}", file=sys.stderr, flush=True)
                 os._exit(1)
             if fault in ("close_mid_stream", "reset") and i == 1:
                 transport = request.transport
@@ -199,6 +201,7 @@ def main() -> None:
                         fault_every=args.fault_every)
     if args.exit_after:
         timing.fault, timing.fault_every = "exit", args.exit_after
+    print(f"fake_server: listening on {args.host}:{args.port}", file=sys.stderr, flush=True)
     web.run_app(make_app(timing), host=args.host, port=args.port, print=None)
 
 

@@ -97,3 +97,52 @@ def test_models_nested_200k_deep_is_no_model_not_a_crash():
         assert discover_model(srv.base_url) is None
     with FakeServer(FakeTiming()) as srv:
         assert discover_model(srv.base_url) == "fake-model"
+
+
+FAKE_CMD = f"{sys.executable} tests/load/fake_server.py --port {{port}} --ttft 0.002 --itl 0.001 --tokens 8"
+
+
+def managed_bench(db, exit_after: int, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tokcaliper", "bench", "--server-cmd", f"{FAKE_CMD} --exit-after {exit_after}",
+         "--repeat", "3", "-c", "1", "-n", "6", "--warmup", "0", "--max-tokens", "8", "--idle-seconds", "0",
+         "--telemetry-interval", "0", "--db", str(db), *extra],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_server_death_stores_the_run_as_failed_and_stops(tmp_path):
+    db = tmp_path / "r.db"
+    proc = managed_bench(db, 9)  # dies in the 3rd request of run 2
+    assert proc.returncode == 3, proc.stderr
+    assert "run 2/3 stored as failed" in proc.stderr
+    runs = stored(db)
+    assert [r.valid for r in runs] == [True, False]
+    assert runs[0].metrics.completed == 6
+    failed = runs[1]
+    assert failed.invalid_reason.startswith("server died during the run: ")
+    assert "server exited with code 1" in failed.invalid_reason or "stopped answering" in failed.invalid_reason
+    assert failed.invalid_reason.endswith("server's last log lines: fake_server: listening on 127.0.0.1:"
+                                          f"{runs[0].config.base_url.rsplit(':', 1)[1]} | "
+                                          "fake_server: injected exit in request 9")
+    assert failed.metrics.completed == 2 and failed.metrics.failed >= 1
+    assert failed.metrics.error_classes.get("closed_mid_stream") == 1
+
+
+def test_server_death_with_restart_goes_on_with_the_next_run(tmp_path):
+    db = tmp_path / "r.db"
+    proc = managed_bench(db, 9, "--on-server-death", "restart", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "restarting the server" in proc.stderr
+    runs = stored(db)
+    assert [r.valid for r in runs] == [True, False, True]
+    assert [r.metrics.completed for r in runs] == [6, 2, 6]
+    out = json.loads(proc.stdout)
+    assert out["noise_floor"] is not None and [r["valid"] for r in out["runs"]] == [True, False, True]
+
+
+def test_restart_needs_a_managed_server(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "tokcaliper", "bench", "--url", "http://127.0.0.1:9",
+                           "--on-server-death", "restart", "--db", str(tmp_path / "r.db")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--on-server-death restart needs a server tokcaliper starts" in proc.stderr

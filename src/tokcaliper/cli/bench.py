@@ -71,6 +71,9 @@ def bench(
         help="Seconds of idle power measurement after the server is up, before the first run (0 = off; M5).")] = 3.0,
     telemetry_interval: Annotated[float, typer.Option(
         help="Telemetry sampling interval, seconds (0 = off; default 0.1 = 10 Hz, about 0.5 ms of CPU per tick).")] = 0.1,
+    on_server_death: Annotated[str, typer.Option(
+        help="A started server that dies during a run (stored as failed with its last log lines): "
+             "stop, or restart it and go on with the next run.")] = "stop",
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
@@ -115,6 +118,10 @@ def bench(
     _check(math.isfinite(idle_seconds) and idle_seconds >= 0, f"--idle-seconds must be ≥ 0, got {idle_seconds}")
     _check(effect is None or effect > 0, f"--effect must be > 0, got {effect}")
     _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
+    _check(on_server_death in ("stop", "restart"),
+           f"--on-server-death must be stop or restart, got {on_server_death!r}")
+    _check(on_server_death == "stop" or url is None,
+           "--on-server-death restart needs a server tokcaliper starts (not --url)")
     rates: list[float | None] = list(rate) if rate else [None]
     for r in rates:
         _check(r is None or (math.isfinite(r) and r > 0), f"--rate must be > 0, got {r}")
@@ -186,6 +193,8 @@ def bench(
                 telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
                 if telemetry_interval > 0 else None,
                 unique_prompts=unique_prompts, max_error_rate=max_error_rate,
+                on_server_death=on_server_death,  # type: ignore[arg-type]
+                on_restart=lambda note: progress.console.print(f"[yellow]warning:[/yellow] {note}"),
             )
 
             def on_run(run: Run, r_arm: str = r_arm) -> None:

@@ -43,7 +43,7 @@ from tokcaliper.load.sse import RawStream
 from tokcaliper.load.summary import percentiles
 from tokcaliper.model.run import ArrivalStats, ClientHealth, LoadConfig, RequestRecord
 
-__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "run_phase", "run_phase_async", "salted"]
+__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "run_phase", "run_phase_async", "salted"]
 
 #: Called after each request ends, with the request's index (progress bars).
 OnRequest = Callable[[int], None]
@@ -69,6 +69,19 @@ class Phase(list[RequestRecord]):
 
     client: ClientHealth | None = None
     arrivals: ArrivalStats | None = None
+
+
+class PhaseAborted(ServerError):
+    """The server stopped accepting connections part-way through a phase.
+
+    Attributes:
+        records: the requests that ended before it did (failed ones included),
+            in issue order, so the run can be stored as failed with them.
+    """
+
+    def __init__(self, message: str, records: list[RequestRecord]) -> None:
+        super().__init__(message)
+        self.records = records
 
 
 def salted(messages: Messages, tag: str) -> Messages:
@@ -262,7 +275,8 @@ async def run_phase_async(
         own figures (:class:`Phase`).
 
     Raises:
-        ServerError: the server refused connections (it is down).
+        PhaseAborted: the server refused connections (it is down); carries
+            the records of the requests that had ended.
     """
     ep = endpoint(cfg.base_url)
     pool = ep.pool()
@@ -298,8 +312,11 @@ async def run_phase_async(
         health = monitor.stop()
         await pool.settle()  # after the clock: learn keep-alive for the next phase
     except ServerGone as e:
-        raise ServerError(
-            f"server at {cfg.base_url} stopped answering after {out.count} requests: {e}"
+        pool.close()
+        out.flush()
+        raise PhaseAborted(
+            f"server at {cfg.base_url} stopped answering after {out.count} requests: {e}",
+            sorted(out.records, key=lambda r: r.index),
         ) from None
     finally:
         pool.close()
