@@ -126,7 +126,8 @@ def make_app(timing: FakeTiming) -> web.Application:
                 return resp
         if fault in bad_final:
             await resp.write(bad_final[fault])
-        await resp.write(_event({"choices": [], "usage": {"completion_tokens": n, "prompt_tokens": 7}}))
+        if not fault.startswith("usage_"):  # a bad usage is the stream's last word on the count
+            await resp.write(_event({"choices": [], "usage": {"completion_tokens": n, "prompt_tokens": 7}}))
         if fault != "no_done":
             await resp.write(b"data: [DONE]\n\n")
         return resp
