@@ -71,7 +71,7 @@ def test_some_failures_below_the_threshold_stay_valid_and_above_it_are_left_out(
     assert all(r["valid"] for r in out["runs"])
     assert [r["metrics"]["failed"] for r in out["runs"]] == [2, 2]
     assert bad.returncode == 3, bad.stderr
-    assert "2 of 6 measured requests failed (33 % > 10 % allowed)" in bad.stderr
+    assert "2 of 6 measured requests failed (33.3 % > 10 % allowed)" in bad.stderr
 
 
 def test_url_with_v1_is_accepted(tmp_path):

@@ -98,8 +98,10 @@ def error_rate_reason(metrics: RunMetrics, max_error_rate: float = MAX_ERROR_RAT
     top = "" if common is None else f"; most common: {common[1]} × {common[0][:160]}"
     if not n:
         return "no measured request" + top
-    return (f"{metrics.failed} of {n} measured requests failed ({rate * 100:.0f} % > "
-            f"{max_error_rate * 100:g} % allowed){top}")
+    from tokcaliper.numbers import num
+
+    return (f"{metrics.failed} of {n} measured requests failed ({num(rate * 100)} % > "
+            f"{num(max_error_rate * 100, trim=True)} % allowed){top}")
 
 
 def summarize(
