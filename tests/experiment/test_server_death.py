@@ -1,4 +1,4 @@
-"""A server that dies mid-run: a clear ServerError, and earlier runs are kept."""
+"""A server that dies mid-run: a clear ServerError, earlier runs kept, the broken run stored as failed."""
 
 from __future__ import annotations
 
@@ -29,8 +29,15 @@ def test_server_killed_during_second_run(tmp_path, local_llama):
             if len(done) == 6 + 2:  # third measured request of run 2
                 os.killpg(server.proc.pid, signal.SIGKILL)
 
-        with pytest.raises(ServerError, match="server exited with code -9|stopped answering"):
+        with pytest.raises(ServerError, match="server exited with code -9|stopped answering") as err:
             run_repetitions(spec, store, on_request=on_request)
+        assert "run 2/3 stored as failed" in str(err.value)
         rows = store.list_runs()
-    # Run 1 finished before the crash and is stored; the broken run is not.
-    assert len(rows) == 1 and rows[0].completed == 6 and rows[0].failed == 0
+        runs = [store.get_run(r.id) for r in rows]
+    # Run 1 finished before the crash and is stored intact; the broken run is
+    # stored as failed, with the server's last log lines; run 3 never ran.
+    assert len(rows) == 2 and rows[0].completed == 6 and rows[0].failed == 0
+    assert runs[0].valid and not runs[1].valid
+    assert runs[1].invalid_reason.startswith("server died during the run: ")
+    assert "server's last log lines: " in runs[1].invalid_reason
+    assert runs[1].metrics.completed == 2

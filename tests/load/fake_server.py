@@ -1,14 +1,37 @@
-"""A controlled OpenAI-compatible SSE server with exactly known delays.
+"""A controlled OpenAI-compatible SSE server with exactly known delays and injected faults.
 
 Only for what a real server cannot give: exact timing, to measure the
 client's own accuracy and overhead, and injected faults. Everything else is
 tested against the real llama-server.
+
+Faults (``FakeTiming.fault``, applied to every ``fault_every``-th request):
+
+* ``http_429`` / ``http_500`` / ``http_503`` — that status, with
+  ``Retry-After: retry_after`` when set;
+* ``close_mid_stream`` — two tokens, then the connection is closed;
+* ``reset`` — two tokens, then a TCP reset (SO_LINGER 0);
+* ``no_done`` — tokens and a clean end of the body without ``data: [DONE]``;
+* ``no_headers`` — reads the request, answers nothing for ``stall_s``;
+* ``stall_first`` / ``stall_between`` — ``stall_s`` of silence before the
+  first token / after the first token;
+* ``empty`` — a clean stream with no generated text (``completion_tokens`` 0);
+* malformed SSE: ``garbage`` (not JSON), ``done_only``, ``choices_not_list``,
+  ``choices_not_objects``, ``delta_string``, ``content_number``,
+  ``usage_number``, ``usage_negative``, ``usage_true``, ``usage_huge``,
+  ``usage_float``, ``timings_list``, ``deep_json``;
+* ``exit`` — the process exits (``os._exit(1)``) after sending one token
+  (only in a process of its own: ``python tests/load/fake_server.py --fault exit``);
+* ``deep_models`` — ``/v1/models`` answers JSON nested 200 000 deep.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
+import struct
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -23,6 +46,10 @@ class FakeTiming:
     itl_s: float = 0.01
     tokens: int = 16
     fail_every: int = 0  # every n-th request answers HTTP 500 (0 = never)
+    fault: str = ""  # see the module docstring ("" = none)
+    fault_every: int = 1  # the fault hits every n-th request (1 = all)
+    retry_after: str | None = None  # Retry-After header of http_429/503
+    stall_s: float = 5.0  # silence of stall_first / stall_between
 
 
 def _event(obj: dict) -> bytes:
@@ -32,23 +59,83 @@ def _event(obj: dict) -> bytes:
 def make_app(timing: FakeTiming) -> web.Application:
     counter = {"n": 0}
 
+    def content(i: int) -> bytes:
+        return _event({"choices": [{"index": 0, "delta": {"content": f"t{i} "}}]})
+
+    bad_final = {
+        "garbage": b"data: {this is not json\n\n",
+        "choices_not_list": _event({"choices": "abc"}),
+        "choices_not_objects": _event({"choices": [1, 2]}),
+        "delta_string": _event({"choices": [{"index": 0, "delta": "hello"}]}),
+        "content_number": _event({"choices": [{"index": 0, "delta": {"content": 5}}]}),
+        "usage_number": _event({"choices": [], "usage": 7}),
+        "usage_negative": _event({"choices": [], "usage": {"completion_tokens": -4641}}),
+        "usage_true": _event({"choices": [], "usage": {"completion_tokens": True}}),
+        "usage_huge": _event({"choices": [], "usage": {"completion_tokens": 10**30}}),
+        "usage_float": _event({"choices": [], "usage": {"completion_tokens": 3.5}}),
+        "timings_list": _event({"choices": [], "timings": [1, 2, 3]}),
+        "deep_json": b"data: " + b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"\n\n",
+    }
+
     async def chat(request: web.Request) -> web.StreamResponse:
         counter["n"] += 1
         if timing.fail_every and counter["n"] % timing.fail_every == 0:
             return web.Response(status=500, text="injected fault")
         body = await request.json()
+        fault = timing.fault if timing.fault and counter["n"] % timing.fault_every == 0 else ""
+        if fault.startswith("http_"):
+            headers = {"Retry-After": timing.retry_after} if timing.retry_after else None
+            return web.Response(status=int(fault[5:]), text=f"injected {fault[5:]}: server busy",
+                                headers=headers)
+        if fault == "no_headers":
+            await asyncio.sleep(timing.stall_s)
+            return web.Response(status=500, text="gave up")
         n = min(int(body.get("max_tokens", timing.tokens)), timing.tokens)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
+        if fault == "done_only":
+            await resp.write(b"data: [DONE]\n\n")
+            return resp
+        if fault == "empty":
+            await resp.write(_event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}))
+            await resp.write(_event({"choices": [], "usage": {"completion_tokens": 0, "prompt_tokens": 7}}))
+            await resp.write(b"data: [DONE]\n\n")
+            return resp
         loop = asyncio.get_running_loop()
         t0 = loop.time()
+        if fault == "stall_first":
+            t0 += timing.stall_s
         # Sleep to absolute deadlines so the schedule does not drift.
         for i in range(n):
+            if fault == "stall_between" and i == 1:
+                t0 += timing.stall_s
             await asyncio.sleep(max(0.0, t0 + timing.ttft_s + i * timing.itl_s - loop.time()))
-            await resp.write(_event({"choices": [{"index": 0, "delta": {"content": f"t{i} "}}]}))
-        await resp.write(_event({"choices": [], "usage": {"completion_tokens": n, "prompt_tokens": 7}}))
-        await resp.write(b"data: [DONE]\n\n")
+            await resp.write(content(i))
+            if fault == "exit":
+                print(f"fake_server: injected exit in request {counter['n']}", file=sys.stderr, flush=True)
+                os._exit(1)
+            if fault in ("close_mid_stream", "reset") and i == 1:
+                transport = request.transport
+                assert transport is not None
+                if fault == "reset":
+                    sock = transport.get_extra_info("socket")
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    transport.abort()
+                else:
+                    transport.close()
+                return resp
+        if fault in bad_final:
+            await resp.write(bad_final[fault])
+        if not fault.startswith("usage_"):  # a bad usage is the stream's last word on the count
+            await resp.write(_event({"choices": [], "usage": {"completion_tokens": n, "prompt_tokens": 7}}))
+        if fault != "no_done":
+            await resp.write(b"data: [DONE]\n\n")
         return resp
+
+    async def models(_: web.Request) -> web.Response:
+        if timing.fault == "deep_models":
+            return web.Response(body=b"[" * 200_000 + b"]" * 200_000, content_type="application/json")
+        return web.json_response({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
     async def health(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -56,6 +143,7 @@ def make_app(timing: FakeTiming) -> web.Application:
     app = web.Application()
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_get("/health", health)
+    app.router.add_get("/v1/models", models)
     return app
 
 
@@ -105,8 +193,16 @@ def main() -> None:
     ap.add_argument("--ttft", type=float, default=0.01)
     ap.add_argument("--itl", type=float, default=0.002)
     ap.add_argument("--tokens", type=int, default=16)
+    ap.add_argument("--fault", default="", help="a fault of the module docstring")
+    ap.add_argument("--fault-every", type=int, default=1)
+    ap.add_argument("--exit-after", type=int, default=0,
+                    help="exit (code 1) mid-stream in the N-th request (0 = never)")
     args = ap.parse_args()
-    timing = FakeTiming(ttft_s=args.ttft, itl_s=args.itl, tokens=args.tokens)
+    timing = FakeTiming(ttft_s=args.ttft, itl_s=args.itl, tokens=args.tokens, fault=args.fault,
+                        fault_every=args.fault_every)
+    if args.exit_after:
+        timing.fault, timing.fault_every = "exit", args.exit_after
+    print(f"fake_server: listening on {args.host}:{args.port}", file=sys.stderr, flush=True)
     web.run_app(make_app(timing), host=args.host, port=args.port, print=None)
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
-from tokcaliper.errors import InputError
+from tokcaliper.errors import InputError, ServerError
 
 
 def _check(cond: bool, message: str) -> None:
@@ -57,12 +57,23 @@ def bench(
     metric: Annotated[Optional[list[str]], typer.Option(
         "--metric", help="Metric of the noise-floor report (repeat for several; default: the headline "
                          "metrics; `tokcaliper metrics` lists all). Every metric is stored either way.")] = None,
-    request_timeout: Annotated[float, typer.Option(help="Per-request timeout, seconds.")] = 300.0,
+    request_timeout: Annotated[float, typer.Option(help="Per-request timeout, send → end of stream, seconds.")] = 300.0,
+    first_token_timeout: Annotated[float, typer.Option(
+        help="Seconds from send to the answer's first bytes before the request fails (no headers, "
+             "no stream).")] = 120.0,
+    token_timeout: Annotated[float, typer.Option(
+        help="Longest silence within one stream, seconds, before the request fails (a stalled stream).")] = 30.0,
+    max_error_rate: Annotated[float, typer.Option(
+        help="Largest share of failed measured requests a valid run may have (0–1); a run above it "
+             "is stored invalid and left out of the noise floor.")] = 0.10,
     health_timeout: Annotated[float, typer.Option(help="Seconds to wait for a started server's /health.")] = 180.0,
     idle_seconds: Annotated[float, typer.Option(
         help="Seconds of idle power measurement after the server is up, before the first run (0 = off; M5).")] = 3.0,
     telemetry_interval: Annotated[float, typer.Option(
         help="Telemetry sampling interval, seconds (0 = off; default 0.1 = 10 Hz, about 0.5 ms of CPU per tick).")] = 0.1,
+    on_server_death: Annotated[str, typer.Option(
+        help="A started server that dies during a run (stored as failed with its last log lines): "
+             "stop, or restart it and go on with the next run.")] = "stop",
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
@@ -83,6 +94,7 @@ def bench(
     from tokcaliper.report.text import esc
     from tokcaliper.report.run_view import render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
+    from tokcaliper.load.client import server_root
     from tokcaliper.servers.managed import validate_base_url
     from tokcaliper.servers.target import target_server
     from tokcaliper.stats.noise import noise_floor
@@ -97,13 +109,18 @@ def bench(
         model=model, concurrency=concurrency, requests=requests, duration_s=duration, warmup=warmup,
         max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,
         prompts=None if prompts is None else str(prompts), unique_prompts=unique_prompts,
-        request_timeout_s=request_timeout, health_timeout_s=health_timeout,
+        request_timeout_s=request_timeout, first_token_timeout_s=first_token_timeout,
+        token_timeout_s=token_timeout, max_error_rate=max_error_rate, health_timeout_s=health_timeout,
         telemetry_interval_s=telemetry_interval, idle_seconds=idle_seconds)
     _check(math.isfinite(cooldown) and 0 <= cooldown <= MAX_TIMEOUT_S,
            f"--cooldown must be a number of seconds in [0, {MAX_TIMEOUT_S:g}], got {cooldown:g}")
     _check(effect is None or (math.isfinite(effect) and 0 < effect < 1),
            f"--effect must be a fraction in (0, 1) (0.05 = 5%), got {effect:g}" if effect is not None else "")
     _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
+    _check(on_server_death in ("stop", "restart"),
+           f"--on-server-death must be stop or restart, got {on_server_death!r}")
+    _check(on_server_death == "stop" or url is None,
+           "--on-server-death restart needs a server tokcaliper starts (not --url)")
     rates: list[float | None] = list(rate) if rate else [None]
     for r in rates:
         _check(r is None or (math.isfinite(r) and r > 0), f"--rate must be > 0, got {r}")
@@ -124,7 +141,11 @@ def bench(
     if requests is None and duration is None:  # closed: 8 per stream; open: ~10 s of arrivals
         requests = 8 * concurrency if rate is None else max(32, math.ceil(10 * rate))
     if url is not None:
-        validate_base_url(url)  # fail before any work
+        given = validate_base_url(url)  # fail before any work
+        url = server_root(given)
+        if url != given:
+            stderr.print(f"note: --url {given} ends in /v1; using {url} "
+                         "(tokcaliper adds /v1/chat/completions itself)")
     prompt_set = load_prompts(prompts)
     ensure_writable(db)  # before the server starts: a read-only --db loses no run
     command_line = shlex.join(["tokcaliper", *sys.argv[1:]])
@@ -142,7 +163,8 @@ def bench(
             duration_s=duration, warmup=warmup,
             max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,
             prompts_source=str(prompts) if prompts else "builtin",
-            request_timeout_s=request_timeout,
+            request_timeout_s=request_timeout, first_token_timeout_s=first_token_timeout,
+            token_timeout_s=token_timeout,
             rate_rps=rate, arrival=arrival, burstiness=burstiness,  # type: ignore[arg-type]
         )
         host = collect_host_info()
@@ -170,7 +192,9 @@ def bench(
                 idle_duration_s=idle_seconds if idle_power is not None else None,
                 telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
                 if telemetry_interval > 0 else None,
-                unique_prompts=unique_prompts,
+                unique_prompts=unique_prompts, max_error_rate=max_error_rate,
+                on_server_death=on_server_death,  # type: ignore[arg-type]
+                on_restart=lambda note: progress.console.print(f"[yellow]warning:[/yellow] {note}"),
             )
 
             def on_run(run: Run, r_arm: str = r_arm) -> None:
@@ -180,6 +204,7 @@ def bench(
                     f"{num(m.aggregate_output_tok_s, 4)} tok/s aggregate, "
                     f"TTFT p50 {num(None if m.ttft_s.p50 is None else m.ttft_s.p50 * 1000)} ms, "
                     f"{m.completed} ok / {m.failed} failed"
+                    + ("" if run.valid else f" — [yellow]INVALID[/yellow]: {run.invalid_reason}")
                 )
                 progress.update(task, description=f"bench {esc(r_arm)}: run {min(run.repetition + 2, repeat)}/{repeat}")
 
@@ -192,8 +217,12 @@ def bench(
             )))
         runs = sweep[0][2]
 
-    reports = [noise_floor(scalar_series([r.metrics for r in rr], names=metric or None), effect=effect)
-               for _, _, rr in sweep]
+    all_runs = [x for _, _, rr in sweep for x in rr]
+    if not any(x.valid for x in all_runs):
+        raise ServerError(no_valid_run(all_runs, db))
+    # Invalid runs (too many failed requests) are stored but left out of the noise floor.
+    reports = [noise_floor(scalar_series([r.metrics for r in rr if r.valid], names=metric or None), effect=effect)
+               if any(r.valid for r in rr) else None for _, _, rr in sweep]
     report = reports[0]
     payload = {
         "session": runs[0].session,
@@ -202,13 +231,15 @@ def bench(
         "server_command": runs[0].server_command,
         "server_version": version,
         "idle_power_w": idle_power,
-        "runs": [{"id": r.id, "repetition": r.repetition, "metrics": r.metrics} for r in runs],
+        "runs": [{"id": r.id, "repetition": r.repetition, "valid": r.valid, "invalid_reason": r.invalid_reason,
+                  "metrics": r.metrics} for r in runs],
         "noise_floor": report,
     }
     if len(sweep) > 1:  # a sweep over rates: each rate's runs and noise floor
         payload["sweep"] = [
-            {"rate_rps": r, "arm": a, "runs": [{"id": x.id, "repetition": x.repetition, "metrics": x.metrics}
-                                              for x in rr], "noise_floor": rep}
+            {"rate_rps": r, "arm": a, "runs": [{"id": x.id, "repetition": x.repetition, "valid": x.valid,
+                                                "invalid_reason": x.invalid_reason, "metrics": x.metrics}
+                                               for x in rr], "noise_floor": rep}
             for (r, a, rr), rep in zip(sweep, reports)
         ]
 
@@ -241,11 +272,38 @@ def bench(
                     for line in c.limits:
                         console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {line}")
             render_telemetry(console, rr)
-            render_noise_floor(console, rep)
+            for x in rr:
+                if not x.valid:
+                    console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1} (#{x.id}) left out of the "
+                                  f"noise floor: {x.invalid_reason}")
+            if rep is None:
+                console.print(f"  [yellow]warning:[/yellow] {a}: no valid run, no noise floor")
+            else:
+                render_noise_floor(console, rep)
         if len(sweep) > 1:
             render_sweep(console, sweep)
 
     emit(payload, json_out, render)
+
+
+def no_valid_run(runs, db: Path) -> str:  # type: ignore[no-untyped-def]
+    """The one-line reason for exit 3 when every run of a bench was invalid.
+
+    Names the runs, why the first one is invalid, and the most common error
+    over all runs (status and body, truncated), which usually tells what to fix.
+    """
+    from collections import Counter
+
+    errors: Counter[str] = Counter()
+    for r in runs:
+        errors.update(r.metrics.errors)
+    ids = ", ".join(f"#{r.id}" for r in runs)
+    msg = f"no valid run: every run ({ids}, stored in {db}) is invalid: {runs[0].invalid_reason}"
+    if errors:
+        text, count = errors.most_common(1)[0]
+        total = sum(r.metrics.completed + r.metrics.failed for r in runs)
+        msg += f". Most common error over all runs ({count} of {total} requests): {text[:200]}"
+    return msg
 
 
 def render_sweep(console, sweep) -> None:  # type: ignore[no-untyped-def]
@@ -263,7 +321,7 @@ def render_sweep(console, sweep) -> None:  # type: ignore[no-untyped-def]
                 "dispatch p99 ms", "client-limited runs"):
         t.add_column(col, justify="right")
     for r, _a, rr in sweep:
-        ms = [x.metrics for x in rr]
+        ms = [x.metrics for x in rr if x.valid]
         t.add_row(
             num(r), mean([m.arrivals.achieved_rate_rps if m.arrivals else None for m in ms]),
             mean([m.aggregate_output_tok_s for m in ms]), mean([m.ttft_s.p50 for m in ms], 1000),

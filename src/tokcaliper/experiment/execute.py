@@ -28,7 +28,7 @@ from tokcaliper.errors import ExperimentStopped, InputError, ServerError
 from tokcaliper.experiment.commands import fill_command, readback_matches
 from tokcaliper.experiment.samples import samples_from_runs
 from tokcaliper.experiment.order import schedule
-from tokcaliper.experiment.runner import RunPlace, RunSetup, measure_run
+from tokcaliper.experiment.runner import SERVER_DIED, RunPlace, RunSetup, measure_run
 from tokcaliper.experiment.spec import ArmSpec, ExperimentSpec
 from tokcaliper.experiment.switch import run_command
 from tokcaliper.load.driver import OnRequest
@@ -217,7 +217,8 @@ def execute_experiment(
     command_line = command_line or shlex.join(["tokcaliper", *sys.argv[1:]])
 
     stored = store.session_runs(exp_id)
-    done = {r.position for r in stored if not r.warmup_run and r.position is not None}
+    done = {r.position for r in stored if not r.warmup_run and r.position is not None
+            and not (r.invalid_reason or "").startswith(SERVER_DIED)}  # measure a crashed run again
     repetition = _repetitions(spec)
     previous_end: float | None = None
     failed_arms: set[str] = set()
@@ -277,7 +278,7 @@ def execute_experiment(
                 load=load, prompts=prompts, command_line=command_line, server=server.managed,
                 server_version=server.version, host=host, telemetry=telemetry,  # type: ignore[arg-type]
                 idle_power_w=idle, idle_duration_s=None,
-                unique_prompts=spec.load.unique_prompts,
+                unique_prompts=spec.load.unique_prompts, max_error_rate=spec.load.max_error_rate,
             )
             common = dict(session=exp_id, arm=arm.name, valid=valid, invalid_reason=invalid_reason,
                           readback=readback)

@@ -15,13 +15,13 @@ import uuid
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from tokcaliper import __version__
 from tokcaliper.errors import Interrupted, ServerError
-from tokcaliper.load.driver import OnRequest, run_phase
+from tokcaliper.load.driver import OnRequest, Phase, PhaseAborted, run_phase
 from tokcaliper.load.prompts import Messages
-from tokcaliper.load.summary import summarize
+from tokcaliper.load.summary import MAX_ERROR_RATE, error_rate_reason, summarize
 from tokcaliper.model.run import LoadConfig, Run
 from tokcaliper.model.telemetry import HostInfo, TelemetrySummary
 from tokcaliper.model.timestamps import utc_now_iso
@@ -62,6 +62,9 @@ class RunSetup:
         unique_prompts: tag every request's prompt uniquely (see
             :func:`tokcaliper.load.driver.salted`) so that repetitions do not
             hit a prompt cache that earlier repetitions filled.
+        max_error_rate: a run with a larger share of failed measured
+            requests (or none completed) is stored invalid
+            (:func:`tokcaliper.load.summary.error_rate_reason`).
     """
 
     load: LoadConfig
@@ -74,6 +77,7 @@ class RunSetup:
     idle_power_w: dict[str, float] = field(default_factory=dict)
     idle_duration_s: float | None = None
     unique_prompts: bool = True
+    max_error_rate: float = MAX_ERROR_RATE
 
 
 @dataclass(kw_only=True)
@@ -84,12 +88,51 @@ class RepeatSpec(RunSetup):
         repeat: number of runs (R ≥ 1).
         cooldown_s: rest between runs, seconds (none before the first).
         arm: label stored with each run.
+        on_server_death: a managed server that dies during a run (the run is
+            stored as failed with its last log lines): ``"stop"`` the
+            repetitions (raise), or ``"restart"`` it and go on with the next run.
+        on_restart: called with a one-line note before a restart.
         (the rest: see :class:`RunSetup`)
     """
 
     repeat: int
     cooldown_s: float = 0.0
     arm: str = "default"
+    on_server_death: Literal["stop", "restart"] = "stop"
+    on_restart: Callable[[str], None] | None = None
+
+
+#: ``invalid_reason`` of a run during which the server died starts with this
+#: (an experiment's resume measures that position again).
+SERVER_DIED = "server died during the run: "
+
+#: Server log lines kept in a failed run's reason.
+LOG_TAIL_LINES = 5
+
+
+class ServerDied(ServerError):
+    """The server died (or stopped answering) during a run; the run is stored as failed.
+
+    Attributes:
+        run: the stored failed run (``valid`` False, ``invalid_reason`` with
+            the exit status and the server's last log lines).
+    """
+
+    def __init__(self, message: str, run: Run) -> None:
+        super().__init__(message)
+        self.run = run
+
+
+def log_tail(server: ManagedServer | None, n: int = LOG_TAIL_LINES) -> list[str]:
+    """The last ``n`` non-empty lines of a managed server's log (empty when unreadable)."""
+    if server is None:
+        return []
+    try:
+        data = server.log_path.read_bytes()[-16384:]
+    except OSError:
+        return []
+    lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return [ln[:300] for ln in lines[-n:]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,7 +193,9 @@ def run_repetitions(
         The stored runs, in order (``id`` set).
 
     Raises:
-        ServerError: the server died or stopped answering; earlier runs are stored.
+        ServerError: the server died or stopped answering (the broken run is
+            stored as failed; with ``on_server_death="restart"`` a managed
+            server is restarted instead), or did not come back after a restart.
         Interrupted: Ctrl-C (or SIGTERM/SIGHUP); earlier runs are stored, the message lists them.
     """
     session = uuid.uuid4().hex[:12]
@@ -164,10 +209,28 @@ def run_repetitions(
                 time.sleep(spec.cooldown_s)
             place = RunPlace(session=session, arm=spec.arm, repetition=rep, position=rep,
                              previous_end=previous_end)
-            run, previous_end = measure_run(spec, place, store, on_request=on_request)
+            try:
+                run, previous_end = measure_run(spec, place, store, on_request=on_request)
+            except ServerDied as died:
+                runs.append(died.run)
+                if on_run is not None:
+                    on_run(died.run)
+                kept = ", ".join(f"#{r.id}" for r in runs)
+                if spec.on_server_death == "restart" and spec.server is not None and rep + 1 < spec.repeat:
+                    if spec.on_restart is not None:
+                        spec.on_restart(f"run {rep + 1}/{spec.repeat} stored as failed (#{died.run.id}): "
+                                        f"{died}; restarting the server")
+                    spec.server.stop()
+                    spec.server.start()  # raises ServerError if it does not come back
+                    previous_end = time.monotonic()
+                    continue
+                raise ServerDied(f"{died} [run {rep + 1}/{spec.repeat} stored as failed #{died.run.id}; "
+                                 f"runs {kept} in {store.path}]", died.run) from None
             runs.append(run)
             if on_run is not None:
                 on_run(run)
+    except ServerDied:
+        raise
     except ServerError as e:
         raise ServerError(f"{e} [run {len(runs) + 1}/{spec.repeat} lost; {_kept(runs, store)}]") from None
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP (see tokcaliper.cli.main): say what is kept
@@ -196,7 +259,11 @@ def measure_run(
         The stored run (``id`` set) and the monotonic time its load ended.
 
     Raises:
-        ServerError: the managed server died or stopped answering.
+        ServerDied: the server died or stopped answering during the measured
+            load; the run is stored first, invalid, with the reason and the
+            server's last log lines.
+        ServerError: the managed server was dead before the run, or the
+            warm-up failed to connect.
         StoreError: the run could not be written.
     """
     if setup.server is not None:
@@ -214,13 +281,22 @@ def measure_run(
     proc = getattr(setup.server, "proc", None)
     if proc is not None and hasattr(sampler, "watch_process"):
         sampler.watch_process(proc.pid, "server")  # type: ignore[union-attr]
+    death: str | None = None
     with sampler:
         try:
             phase = run_phase(load, setup.prompts, on_request=on_request)
-            records = warm + phase
-        finally:
-            if setup.server is not None:
+        except PhaseAborted as e:
+            phase, death = Phase(e.records), str(e)
+        if setup.server is not None:
+            try:
                 setup.server.raise_if_dead()
+            except ServerError as e:
+                death = str(e)
+        if death is not None and setup.server is not None:
+            tail = log_tail(setup.server)
+            if tail:
+                death += "; server's last log lines: " + " | ".join(tail)
+    records = warm + phase
     finished = utc_now_iso()
     end_mono = time.monotonic()
     after = read_counters(load.base_url)
@@ -233,10 +309,16 @@ def measure_run(
         telemetry.idle_duration_s = setup.idle_duration_s
         attach_energy_per_token(telemetry, metrics.output_tokens)
         samples = getattr(sampler, "samples", None)
+    valid, invalid_reason = place.valid, place.invalid_reason
+    failing = error_rate_reason(metrics, setup.max_error_rate)
+    if death is not None:
+        valid, invalid_reason = False, SERVER_DIED + death
+    elif failing is not None and valid:
+        valid, invalid_reason = False, failing
     run = Run(
         session=place.session, arm=place.arm, repetition=place.repetition, position=place.position,
         rest_s=None if place.previous_end is None else start_mono - place.previous_end,
-        warmup_run=place.warmup_run, valid=place.valid, invalid_reason=place.invalid_reason,
+        warmup_run=place.warmup_run, valid=valid, invalid_reason=invalid_reason,
         readback=place.readback, started_at=started, finished_at=finished,
         command_line=setup.command_line,
         server_command=setup.server.command_line if setup.server else None,
@@ -246,4 +328,6 @@ def measure_run(
         config=load, metrics=metrics, requests=records,
     )
     store.save_run(run, samples)
+    if death is not None:
+        raise ServerDied(death, run)
     return run, end_mono

@@ -98,6 +98,9 @@ class LoadSpec(_Strict):
         prompts: JSONL prompts file (``None``: built-in set).
         unique_prompts: tag each request's prompt so no run hits a cache an earlier one filled.
         request_timeout_s, health_timeout_s: timeouts, seconds.
+        first_token_timeout_s, token_timeout_s: per-request timeouts to the first body byte and
+            between body reads, seconds.
+        max_error_rate: a run with a larger share of failed measured requests is stored invalid.
         telemetry_interval_s: sampling interval, s (0 = off; default 0.1 = 10 Hz). idle_seconds: idle
             power measurement before the first run (0 = off).
     """
@@ -113,6 +116,9 @@ class LoadSpec(_Strict):
     prompts: str | None = None
     unique_prompts: bool = True
     request_timeout_s: float = Field(300.0, gt=0, le=MAX_TIMEOUT_S)
+    first_token_timeout_s: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
+    token_timeout_s: float = Field(30.0, gt=0, le=MAX_TIMEOUT_S)
+    max_error_rate: float = Field(0.10, ge=0, lt=1)
     health_timeout_s: float = Field(180.0, gt=0, le=MAX_TIMEOUT_S)
     telemetry_interval_s: float = Field(0.1, ge=0, le=MAX_INTERVAL_S)
     idle_seconds: float = Field(3.0, ge=0, le=MAX_INTERVAL_S)
@@ -155,7 +161,8 @@ class LoadSpec(_Strict):
             concurrency=self.concurrency, requests=requests, duration_s=self.duration_s,
             warmup=self.concurrency if self.warmup is None else self.warmup,
             max_tokens=self.max_tokens, temperature=self.temperature, ignore_eos=self.ignore_eos,
-            prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s)
+            prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s,
+            first_token_timeout_s=self.first_token_timeout_s, token_timeout_s=self.token_timeout_s)
 
 
 #: LoadSpec field → the ``tokcaliper bench`` option that sets it.
@@ -164,6 +171,8 @@ CLI_FLAGS = {
     "duration_s": "--duration", "warmup": "--warmup", "max_tokens": "--max-tokens",
     "temperature": "--temperature", "ignore_eos": "--ignore-eos", "prompts": "--prompts",
     "unique_prompts": "--unique-prompts", "request_timeout_s": "--request-timeout",
+    "first_token_timeout_s": "--first-token-timeout", "token_timeout_s": "--token-timeout",
+    "max_error_rate": "--max-error-rate",
     "health_timeout_s": "--health-timeout", "telemetry_interval_s": "--telemetry-interval",
     "idle_seconds": "--idle-seconds",
 }

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+from time import perf_counter
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,7 +25,7 @@ from tokcaliper.load.pool import ConnectionPool
 from tokcaliper.load.sse import RawStream
 from tokcaliper.model.run import LoadConfig
 
-__all__ = ["Endpoint", "ServerGone", "chat_body", "endpoint", "send_now", "stream_chat"]
+__all__ = ["Endpoint", "ServerGone", "chat_body", "endpoint", "send_now", "server_root", "stream_chat"]
 
 
 def chat_body(cfg: LoadConfig, messages: list[dict[str, str]]) -> dict[str, Any]:
@@ -66,6 +67,15 @@ class Endpoint:
                               ssl=ssl.create_default_context() if self.tls else None)
 
 
+def server_root(base_url: str) -> str:
+    """``base_url`` without a trailing ``/v1`` (OpenAI clients are configured with it; we add it).
+
+    ``http://host:8080/v1`` → ``http://host:8080``; anything else unchanged.
+    """
+    url = base_url.rstrip("/")
+    return url[:-3] if url.endswith("/v1") else url
+
+
 def endpoint(base_url: str) -> Endpoint:
     """The :class:`Endpoint` of ``base_url``'s ``/v1/chat/completions``."""
     u = urlsplit(base_url)
@@ -90,9 +100,57 @@ def send_now(pool: ConnectionPool, request: bytes, loop: asyncio.AbstractEventLo
     return conn, ex
 
 
-def _timed_out(conn: HttpConnection, ex: Exchange) -> None:
-    ex.finish("request timed out")
-    conn.close()
+class _Watchdog:
+    """The three per-request timeouts of one exchange, checked only at their deadlines.
+
+    * total: sent → end (``request_timeout_s``);
+    * first token: sent → first body byte (``first_token_timeout_s``): a
+      server that never answers, never sends headers, or never starts the stream;
+    * between tokens: last body read → next (``token_timeout_s``): a stream
+      that stalls part-way.
+
+    One timer at a time, re-armed at the next deadline, so the per-chunk path
+    gains nothing (the gap is computed from the exchange's own stamps).
+    """
+
+    __slots__ = ("loop", "conn", "ex", "total", "first", "gap", "handle")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, conn: HttpConnection, ex: Exchange,
+                 total: float, first: float | None, gap: float | None) -> None:
+        self.loop, self.conn, self.ex = loop, conn, ex
+        self.total, self.first, self.gap = total, first, gap
+        self.handle: asyncio.TimerHandle | None = None
+        self.check()
+
+    def check(self) -> None:
+        ex = self.ex
+        if ex.done.done():
+            return
+        now = perf_counter()
+        sent = ex.sent
+        inf = float("inf")
+        total_at = sent + self.total
+        first_at = sent + self.first if self.first is not None and not ex.stamps else inf
+        gap_at = ex.stamps[-1] + self.gap if self.gap is not None and ex.stamps else inf
+        if now >= total_at:
+            ex.finish(f"request timed out after {self.total:g} s (request timeout)", "timeout_total")
+        elif now >= first_at:
+            ex.finish(f"no answer within {self.first:g} s of sending (first-token timeout)",
+                      "timeout_first_token")
+        elif now >= gap_at:
+            ex.finish(f"stream stalled: no data for {self.gap:g} s (token timeout)",
+                      "timeout_between_tokens")
+        else:
+            # Before the first body byte there is no gap deadline yet; look
+            # again within one gap so a stall right after it is caught on time.
+            poll = now + self.gap if self.gap is not None and not ex.stamps else inf
+            self.handle = self.loop.call_later(min(total_at, first_at, gap_at, poll) - now, self.check)
+            return
+        self.conn.close()
+
+    def cancel(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
 
 
 async def stream_chat(
@@ -101,6 +159,8 @@ async def stream_chat(
     raw: RawStream,
     *,
     timeout_s: float,
+    first_token_timeout_s: float | None = None,
+    token_timeout_s: float | None = None,
     started: tuple[HttpConnection, Exchange] | None = None,
 ) -> RawStream:
     """Send one streamed chat completion (or finish one already sent) and record it.
@@ -110,12 +170,14 @@ async def stream_chat(
         request: the request bytes (:meth:`Endpoint.request`).
         raw: the stream to fill (``index``, ``warmup``, ``scheduled`` set).
         timeout_s: per-request timeout, seconds (sent → end).
+        first_token_timeout_s: sent → first body byte, seconds (None: none).
+        token_timeout_s: longest gap between body reads, seconds (None: none).
         started: the connection and exchange of :func:`send_now`, when the
             request has already been sent.
 
     Returns:
-        ``raw``, with its stamps, bytes and ``error`` (HTTP status, timeout,
-        reset) filled in.
+        ``raw``, with its stamps, bytes, ``error`` and ``error_class``
+        (HTTP status, timeout, reset) filled in.
 
     Raises:
         ServerGone: the server refused the connection.
@@ -135,9 +197,9 @@ async def stream_chat(
         else:
             conn, ex = started
             started = None
-        timer = loop.call_later(timeout_s, _timed_out, conn, ex)
+        watch = _Watchdog(loop, conn, ex, timeout_s, first_token_timeout_s, token_timeout_s)
         await ex.done
-        timer.cancel()
+        watch.cancel()
         if (ex.error is not None and not ex.first_byte and conn.exchanges > 1
                 and raw.retried == 0 and ex.error.startswith("server closed")):
             # A reused connection the server had already closed: it never
@@ -150,10 +212,17 @@ async def stream_chat(
     raw.issued, raw.written, raw.ended = ex.sent, ex.written, ex.ended
     raw.first_byte, raw.headers = ex.first_byte, ex.headers
     raw.connected, raw.connect_s, raw.reused = conn.connected_at, conn.connect_s, conn.exchanges > 1
-    raw.error = ex.error
+    raw.error, raw.error_class = ex.error, ex.error_class
     if ex.error is None and ex.status != 200:
-        text = b"".join(ex.chunks)[:200].decode("utf-8", "replace").replace("\n", " ")
-        raw.error = f"HTTP {ex.status}: {text}"
+        text = " ".join(b"".join(ex.chunks)[:200].decode("utf-8", "replace").split())
+        hint = ""
+        if ex.status == 404:  # the path is fixed, so the base URL is wrong
+            hint = " (is --url the server root? give it without /v1)"
+        raw.error = f"HTTP {ex.status}{hint}: {text}" if text else f"HTTP {ex.status}{hint}"
+        raw.error_class = "http_status"
+        retry_after = ex.retry_after
+        if retry_after is not None:
+            raw.error += f" (Retry-After: {retry_after})"
     elif ex.error is None:
         raw.chunks, raw.stamps = ex.chunks, ex.stamps
     elif ex.status == 200:

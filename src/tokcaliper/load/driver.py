@@ -43,7 +43,7 @@ from tokcaliper.load.sse import RawStream
 from tokcaliper.load.summary import percentiles
 from tokcaliper.model.run import ArrivalStats, ClientHealth, LoadConfig, RequestRecord
 
-__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "run_phase", "run_phase_async", "salted"]
+__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "run_phase", "run_phase_async", "salted"]
 
 #: Called after each request ends, with the request's index (progress bars).
 OnRequest = Callable[[int], None]
@@ -69,6 +69,19 @@ class Phase(list[RequestRecord]):
 
     client: ClientHealth | None = None
     arrivals: ArrivalStats | None = None
+
+
+class PhaseAborted(ServerError):
+    """The server stopped accepting connections part-way through a phase.
+
+    Attributes:
+        records: the requests that ended before it did (failed ones included),
+            in issue order, so the run can be stored as failed with them.
+    """
+
+    def __init__(self, message: str, records: list[RequestRecord]) -> None:
+        super().__init__(message)
+        self.records = records
 
 
 def salted(messages: Messages, tag: str) -> Messages:
@@ -148,8 +161,10 @@ async def _closed_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, o
                 return
             i = next_index
             next_index += 1
-            raw = RawStream(index=index_offset + i, warmup=warmup, scheduled=now)
-            out.add(await stream_chat(pool, reqs[i], raw, timeout_s=cfg.request_timeout_s))
+            raw = RawStream(index=index_offset + i, warmup=warmup, scheduled=now, max_tokens=cfg.max_tokens)
+            out.add(await stream_chat(pool, reqs[i], raw, timeout_s=cfg.request_timeout_s,
+                                      first_token_timeout_s=cfg.first_token_timeout_s,
+                                      token_timeout_s=cfg.token_timeout_s))
 
     tasks = [asyncio.create_task(worker()) for _ in range(workers)]
     try:
@@ -195,7 +210,8 @@ async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out
         k = raw.index - index_offset
         started = send_now(pool, reqs[k], loop)
         task = loop.create_task(stream_chat(pool, reqs[k], raw, timeout_s=cfg.request_timeout_s,
-                                            started=started))
+                                            first_token_timeout_s=cfg.first_token_timeout_s,
+                                            token_timeout_s=cfg.token_timeout_s, started=started))
         tasks.add(task)
         task.add_done_callback(done)
 
@@ -221,7 +237,8 @@ async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out
         fired += 1
         if k + 1 < n:
             loop.call_at(out.run_start + offsets[k + 1] + to_loop, fire, k + 1)
-        raw = RawStream(index=index_offset + k, warmup=False, scheduled=out.run_start + offsets[k])
+        raw = RawStream(index=index_offset + k, warmup=False, scheduled=out.run_start + offsets[k],
+                        max_tokens=cfg.max_tokens)
         if in_flight < cap and not failure:
             start(raw)
         else:
@@ -258,7 +275,8 @@ async def run_phase_async(
         own figures (:class:`Phase`).
 
     Raises:
-        ServerError: the server refused connections (it is down).
+        PhaseAborted: the server refused connections (it is down); carries
+            the records of the requests that had ended.
     """
     ep = endpoint(cfg.base_url)
     pool = ep.pool()
@@ -294,8 +312,11 @@ async def run_phase_async(
         health = monitor.stop()
         await pool.settle()  # after the clock: learn keep-alive for the next phase
     except ServerGone as e:
-        raise ServerError(
-            f"server at {cfg.base_url} stopped answering after {out.count} requests: {e}"
+        pool.close()
+        out.flush()
+        raise PhaseAborted(
+            f"server at {cfg.base_url} stopped answering after {out.count} requests: {e}",
+            sorted(out.records, key=lambda r: r.index),
         ) from None
     finally:
         pool.close()

@@ -70,12 +70,14 @@ class Exchange:
         chunks / stamps: body pieces (de-chunked) and their arrival times.
         complete: the response ended as framed (chunked terminator or length).
         error: why the exchange failed (None while it has not).
+        error_class: its class (:data:`tokcaliper.model.run.ERROR_CLASSES`).
+        retry_after: the ``Retry-After`` header's value, if sent (429/503).
         done: resolved when the exchange is over (complete or failed).
     """
 
     __slots__ = (
         "sent", "written", "first_byte", "headers", "ended", "status", "keep_alive",
-        "chunks", "stamps", "complete", "error", "done", "now", "parser",
+        "chunks", "stamps", "complete", "error", "error_class", "retry_after", "done", "now", "parser",
     )
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -87,10 +89,16 @@ class Exchange:
         self.stamps: list[float] = []
         self.complete = False
         self.error: str | None = None
+        self.error_class: str | None = None
+        self.retry_after: str | None = None
         self.done: asyncio.Future[None] = loop.create_future()
         self.parser = httptools.HttpResponseParser(self)
 
     # -- httptools callbacks (run inside HttpConnection.data_received) --------
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if len(name) == 11 and name.lower() == b"retry-after":
+            self.retry_after = value[:40].decode("latin-1")
+
     def on_headers_complete(self) -> None:
         self.headers = self.now
         self.status = self.parser.get_status_code()
@@ -105,12 +113,13 @@ class Exchange:
         self.finish(None)
 
     # -------------------------------------------------------------------------
-    def finish(self, error: str | None) -> None:
-        """End the exchange (first call wins) with ``error`` or success."""
+    def finish(self, error: str | None, error_class: str | None = None) -> None:
+        """End the exchange (first call wins) with ``error`` (of ``error_class``) or success."""
         if self.done.done():
             return
         self.ended = self.now if self.complete else perf_counter()
         self.error = error
+        self.error_class = error_class if error is not None else None
         self.done.set_result(None)
 
 
@@ -175,10 +184,10 @@ class HttpConnection(asyncio.Protocol):
         try:
             ex.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            ex.finish("unexpected protocol upgrade")
+            ex.finish("unexpected protocol upgrade", "bad_http")
             self.close()
         except httptools.HttpParserError as e:
-            ex.finish(f"malformed HTTP response: {e}")
+            ex.finish(f"malformed HTTP response: {e}", "bad_http")
             self.close()
 
     def eof_received(self) -> bool:
@@ -192,9 +201,10 @@ class HttpConnection(asyncio.Protocol):
             if ex.headers and ex.chunks and exc is None and not ex.parser.get_http_version() == "1.1":
                 ex.finish(None)  # HTTP/1.0 body delimited by the close (RFC 9112 §6.3)
             elif ex.headers:
-                ex.finish("connection closed mid-response" + (f": {exc}" if exc else ""))
+                ex.finish("connection closed mid-response" + (f": {exc}" if exc else ""), "closed_mid_stream")
             else:
-                ex.finish("server closed the connection before responding" + (f": {exc}" if exc else ""))
+                ex.finish("server closed the connection before responding" + (f": {exc}" if exc else ""),
+                          "closed_before_response")
         if self.on_close is not None:
             self.on_close(self)  # type: ignore[operator]
 

@@ -19,6 +19,7 @@ Completions: streaming").
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,8 @@ class RawStream:
         retried: times it was re-sent after a reused connection was dead.
         chunks / stamps: network chunks and their arrival times (same length).
         error: a transport error (timeout, reset, HTTP status), if any.
+        error_class: its class (:data:`tokcaliper.model.run.ERROR_CLASSES`).
+        max_tokens: the request's output budget (checked against ``usage``).
     """
 
     index: int
@@ -65,6 +68,8 @@ class RawStream:
     chunks: list[bytes] = field(default_factory=list)
     stamps: list[float] = field(default_factory=list)
     error: str | None = None
+    error_class: str | None = None
+    max_tokens: int | None = None
 
     @property
     def nbytes(self) -> int:
@@ -76,16 +81,112 @@ class RawStream:
         return parse_stream(
             self.chunks, self.stamps, index=self.index, issued=self.issued, ended=self.ended,
             run_start=run_start, warmup=self.warmup, error=self.error,
+            error_class=self.error_class, max_tokens=self.max_tokens,
             scheduled=self.scheduled or None, connected=self.connected or None,
             connect_s=self.connect_s, reused=self.reused, written=self.written or None,
             first_byte=self.first_byte or None, headers=self.headers or None, retried=self.retried,
         )
 
 
-def _has_text(delta: dict[str, Any]) -> bool:
-    # Reasoning models stream thoughts in reasoning_content; those are
-    # generated tokens too, so they count for TTFT and ITL.
-    return bool(delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning"))
+#: Largest token count accepted from ``usage`` (no model's context holds more;
+#: a larger figure is a server bug or garbage, not a measurement).
+MAX_TOKEN_COUNT = 10_000_000
+
+#: Text fields of a ``delta`` that carry generated tokens. Reasoning models
+#: stream thoughts in ``reasoning_content`` (or ``reasoning``); those are
+#: generated tokens too, so they count for TTFT and ITL.
+_TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
+
+
+class StreamError(Exception):
+    """One response field a server sent is not what the API allows.
+
+    Attributes:
+        error_class: the request's error class (``"malformed_event"`` or
+            ``"bad_usage"``; see :data:`tokcaliper.model.run.ERROR_CLASSES`).
+    """
+
+    def __init__(self, error_class: str, message: str) -> None:
+        super().__init__(message)
+        self.error_class = error_class
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def token_count(usage: dict[str, Any], key: str) -> int | None:
+    """``usage[key]`` as a token count: an int in 0 … :data:`MAX_TOKEN_COUNT`, or None if absent.
+
+    Raises:
+        StreamError: (``bad_usage``) a bool, float, string, negative or huge
+            count — JSON ``true`` is not one token.
+    """
+    v = usage.get(key)
+    if v is None:
+        return None
+    if type(v) is not int or not 0 <= v <= MAX_TOKEN_COUNT:
+        raise StreamError("bad_usage", f"usage.{key} is not a token count: {_short(v)}")
+    return v
+
+
+def read_event(event: Any) -> tuple[bool, dict[str, int | None] | None, dict[str, Any] | None]:
+    """Validate one decoded SSE event of a chat-completion stream.
+
+    Shape accepted (OpenAI API reference, "The chat completion chunk
+    object"): an object; ``choices`` absent/null or a list of objects whose
+    ``delta`` is absent/null or an object whose text fields are strings or
+    null; ``usage`` absent/null or an object with integer token counts;
+    llama.cpp's ``timings`` absent/null or an object (only its finite
+    numeric entries are kept).
+
+    Returns:
+        ``(has_text, usage, timings)``: whether a choice carried generated
+        text; ``{"completion_tokens", "prompt_tokens"}`` (None where absent)
+        or None; the numeric timings or None.
+
+    Raises:
+        StreamError: any field of another type or out of range.
+    """
+    if not isinstance(event, dict):
+        raise StreamError("malformed_event", f"SSE event is not a JSON object: {_short(event)}")
+    choices = event.get("choices")
+    if choices is not None and not isinstance(choices, list):
+        raise StreamError("malformed_event", f"choices is not a list: {_short(choices)}")
+    has_text = False
+    for choice in choices or ():
+        if not isinstance(choice, dict):
+            raise StreamError("malformed_event", f"a choice is not an object: {_short(choice)}")
+        delta = choice.get("delta")
+        if delta is None:
+            continue
+        if not isinstance(delta, dict):
+            raise StreamError("malformed_event", f"delta is not an object: {_short(delta)}")
+        for key in _TEXT_FIELDS:
+            text = delta.get(key)
+            if text is not None and not isinstance(text, str):
+                raise StreamError("malformed_event", f"delta.{key} is not a string: {_short(text)}")
+            has_text = has_text or bool(text)
+    usage = event.get("usage")
+    counts: dict[str, int | None] | None = None
+    if usage is not None:
+        if not isinstance(usage, dict):
+            raise StreamError("bad_usage", f"usage is not an object: {_short(usage)}")
+        counts = {k: token_count(usage, k) for k in ("completion_tokens", "prompt_tokens")}
+    timings = event.get("timings")
+    kept: dict[str, Any] | None = None
+    if timings is not None:
+        if not isinstance(timings, dict):
+            raise StreamError("malformed_event", f"timings is not an object: {_short(timings)}")
+        kept = {str(k): v for k, v in timings.items()
+                if type(v) in (int, float) and math.isfinite(v)}
+    return has_text, counts, kept
+
+
+def _error_text(err: Any) -> str:
+    msg = err.get("message") if isinstance(err, dict) else err
+    return _short(msg, 200) if not isinstance(msg, str) else msg[:200]
 
 
 def parse_stream(
@@ -98,6 +199,8 @@ def parse_stream(
     run_start: float,
     warmup: bool = False,
     error: str | None = None,
+    error_class: str | None = None,
+    max_tokens: int | None = None,
     scheduled: float | None = None,
     connected: float | None = None,
     connect_s: float | None = None,
@@ -117,6 +220,9 @@ def parse_stream(
         run_start: perf_counter at the run's start (for ``start_s``).
         warmup: whether this is a warm-up request.
         error: a transport error already known (connection reset, timeout…).
+        error_class: its class (:data:`tokcaliper.model.run.ERROR_CLASSES`).
+        max_tokens: the request's output budget; a ``usage.completion_tokens``
+            above it is rejected (None: not checked).
         scheduled / connected / written / first_byte / headers: the
             request's other perf_counter stamps (:class:`RawStream`), None
             when unknown; stored relative to ``run_start``.
@@ -124,47 +230,69 @@ def parse_stream(
             it was reused, and how often the request was re-sent.
 
     Returns:
-        The record; ``error`` is set when the stream carried an error event,
-        produced no content, or ``error`` was given.
+        The record. ``error`` and ``error_class`` are set (first fault wins)
+        when ``error`` was given, an event was not valid JSON or not of the
+        chunk object's shape (:func:`read_event`), the stream carried an error
+        event, it ended without ``data: [DONE]``, carried no generated text,
+        or its ``usage`` contradicts the stream. Never raises on server data.
     """
     content_times: list[float] = []
-    usage: dict[str, Any] | None = None
+    usage: dict[str, int | None] | None = None
     timings: dict[str, Any] | None = None
+    done = False
+    error_class = error_class if error is not None else None
+
+    def fail(cls: str, message: str) -> None:
+        nonlocal error, error_class
+        if error is None:
+            error, error_class = message, cls
+
     buf = b""
     for data, t in zip(chunks, stamps):
         buf += data
         *lines, buf = buf.split(b"\n")
         for raw in lines:
             line = raw.strip()
-            if not line.startswith(b"data:"):
+            if done or not line.startswith(b"data:"):
                 continue
             payload = line[5:].strip()
-            if payload == b"[DONE]" or not payload:
+            if payload == b"[DONE]":
+                done = True
+                continue
+            if not payload:
                 continue
             try:
                 event = json.loads(payload)
-            except ValueError:
-                error = error or f"malformed SSE event: {payload[:80]!r}"
+            except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder's limit
+                fail("malformed_event", f"malformed SSE event: {payload[:80]!r}")
                 continue
-            if not isinstance(event, dict):
+            if isinstance(event, dict) and event.get("error"):
+                fail("server_error_event", f"server error event: {_error_text(event['error'])}")
                 continue
-            if event.get("error"):
-                err = event["error"]
-                msg = err.get("message") if isinstance(err, dict) else str(err)
-                error = error or f"server error event: {msg}"
-            for choice in event.get("choices") or ():
-                if _has_text(choice.get("delta") or {}):
-                    content_times.append(t)
-                    break
-            if event.get("usage"):
-                usage = event["usage"]
-            if event.get("timings"):
-                timings = event["timings"]
+            try:
+                has_text, counts, times = read_event(event)
+            except StreamError as e:
+                fail(e.error_class, str(e))
+                continue
+            if has_text:
+                content_times.append(t)
+            if counts is not None:
+                usage = counts
+            if times:
+                timings = times
 
-    if not content_times and error is None:
-        error = "stream ended without any generated token"
     completion = (usage or {}).get("completion_tokens")
-    from_usage = isinstance(completion, int)
+    if error is None:
+        if not done:
+            fail("no_done", "stream ended without data: [DONE] (cut short)")
+        elif not content_times:
+            fail("empty_completion", "stream ended without any generated token")
+        elif completion is not None and completion == 0:
+            fail("bad_usage", f"usage.completion_tokens is 0 but {len(content_times)} chunk(s) carried text")
+        elif completion is not None and max_tokens is not None and completion > max_tokens:
+            fail("bad_usage", f"usage.completion_tokens {completion} exceeds max_tokens {max_tokens}")
+    from_usage = completion is not None
+
     def rel(t: float | None) -> float | None:
         return None if t is None else t - run_start
 
@@ -190,5 +318,6 @@ def parse_stream(
         token_count_source="usage" if from_usage else "chunks",
         content_chunks=len(content_times),
         error=error,
+        error_class=error_class,
         server_timings=timings,
     )

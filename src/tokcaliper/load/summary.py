@@ -63,6 +63,47 @@ def judge_client(client: ClientHealth, dispatch: Percentiles) -> ClientHealth:
     return client.model_copy(update={"client_limited": bool(limits), "limits": limits})
 
 
+def error_rate(metrics: RunMetrics) -> float:
+    """Failed ÷ (completed + failed) measured requests; 1.0 when none was measured."""
+    n = metrics.completed + metrics.failed
+    return metrics.failed / n if n else 1.0
+
+
+def most_common_error(metrics: RunMetrics) -> tuple[str, int] | None:
+    """The most frequent error message of a run and its count (None without failures)."""
+    if not metrics.errors:
+        return None
+    return max(metrics.errors.items(), key=lambda kv: kv[1])
+
+
+#: Default largest share of failed measured requests a valid run may have.
+#: Above it the run measured a failing server, not its speed: the failures'
+#: short latencies and missing tokens bias every figure of the run.
+MAX_ERROR_RATE = 0.10
+
+
+def error_rate_reason(metrics: RunMetrics, max_error_rate: float = MAX_ERROR_RATE) -> str | None:
+    """Why a run is invalid for its failures, or None when its error rate is acceptable.
+
+    A run is invalid when no measured request completed, or when
+    ``failed ÷ (completed + failed) > max_error_rate``. The reason carries
+    the arithmetic and the most common error (message truncated to 160
+    characters).
+    """
+    n = metrics.completed + metrics.failed
+    rate = error_rate(metrics)
+    if n and metrics.completed and rate <= max_error_rate:
+        return None
+    common = most_common_error(metrics)
+    top = "" if common is None else f"; most common: {common[1]} × {common[0][:160]}"
+    if not n:
+        return "no measured request" + top
+    from tokcaliper.numbers import num
+
+    return (f"{metrics.failed} of {n} measured requests failed ({num(rate * 100)} % > "
+            f"{num(max_error_rate * 100, trim=True)} % allowed){top}")
+
+
 def summarize(
     records: Sequence[RequestRecord],
     client: ClientHealth | None = None,
@@ -118,6 +159,7 @@ def summarize(
         e2e_s=percentiles([r.e2e_s for r in done if r.e2e_s is not None]),
         tpot_s=percentiles(tpots),
         errors=dict(Counter(r.error for r in failed if r.error)),
+        error_classes=dict(Counter(r.error_class or "unclassified" for r in failed)),
         dispatch_s=dispatch,
         ttft_from_schedule_s=percentiles([
             r.ttft_s + r.dispatch_delay_s for r in done

@@ -15,6 +15,30 @@ from tokcaliper.model.telemetry import HostInfo, TelemetrySummary
 from tokcaliper.model.timestamps import UtcTimestamp
 
 
+#: Why a request failed, one class per kind of fault (``RequestRecord.error_class``):
+#:
+#: * ``http_status`` — the server answered a status other than 200;
+#: * ``closed_before_response`` — it closed the connection before answering;
+#: * ``closed_mid_stream`` — the connection closed or was reset mid-response;
+#: * ``bad_http`` — the response was not valid HTTP/1.1;
+#: * ``timeout_first_token`` / ``timeout_between_tokens`` / ``timeout_total`` —
+#:   no first body byte, a gap between body bytes, or the whole request over
+#:   its limit (``LoadConfig.first_token_timeout_s`` / ``token_timeout_s`` /
+#:   ``request_timeout_s``);
+#: * ``malformed_event`` — an SSE event was not JSON or not of the chunk
+#:   object's shape (``choices`` not a list of objects, ``delta`` not an object…);
+#: * ``bad_usage`` — ``usage`` counts that are not integers in range or
+#:   contradict the stream (negative, ``true``, huge, 0 with text, > max_tokens);
+#: * ``server_error_event`` — the stream carried an ``error`` object;
+#: * ``no_done`` — the stream ended without ``data: [DONE]`` (cut short);
+#: * ``empty_completion`` — it ended cleanly without any generated text.
+ERROR_CLASSES = (
+    "http_status", "closed_before_response", "closed_mid_stream", "bad_http",
+    "timeout_first_token", "timeout_between_tokens", "timeout_total",
+    "malformed_event", "bad_usage", "server_error_event", "no_done", "empty_completion",
+)
+
+
 class RequestRecord(BaseModel):
     """One streamed chat completion, as the client saw it.
 
@@ -32,6 +56,8 @@ class RequestRecord(BaseModel):
         token_count_source: ``"usage"`` or ``"chunks"``.
         content_chunks: SSE events that carried generated text.
         error: why the request failed (None on success).
+        error_class: the kind of failure, one of :data:`ERROR_CLASSES` (None
+            on success, and in runs stored before classes existed).
         server_timings: llama.cpp's ``timings`` object of the final chunk, if any
             (holds ``draft_n`` / ``draft_n_accepted`` under speculative decoding).
 
@@ -67,6 +93,7 @@ class RequestRecord(BaseModel):
     token_count_source: Literal["usage", "chunks"] = "chunks"
     content_chunks: int = 0
     error: str | None = None
+    error_class: str | None = None
     server_timings: dict[str, Any] | None = None
     scheduled_s: float | None = None
     connected_s: float | None = None
@@ -106,7 +133,11 @@ class LoadConfig(BaseModel):
         ignore_eos: ask the server to generate exactly ``max_tokens``
             (llama.cpp/vLLM extension; keeps output lengths equal across runs).
         prompts_source: ``"builtin"`` or the path of the prompts file.
-        request_timeout_s: per-request timeout.
+        request_timeout_s: per-request timeout, sent → end of stream, s.
+        first_token_timeout_s: sent → first body byte of the answer, s (a
+            server that never sends headers or never starts the stream).
+        token_timeout_s: longest gap between two body reads of one stream, s
+            (a stream that stalls between tokens).
         prompt_salt: when set, each request's last user message starts with
             ``[salt.index]`` so that no request is served from a prompt cache
             filled by an earlier run (the runner sets it per repetition).
@@ -131,6 +162,8 @@ class LoadConfig(BaseModel):
     ignore_eos: bool = True
     prompts_source: str = "builtin"
     request_timeout_s: float = 300.0
+    first_token_timeout_s: float = 120.0
+    token_timeout_s: float = 30.0
     prompt_salt: str | None = None
     rate_rps: float | None = None
     arrival: Literal["poisson", "gamma", "constant"] = "poisson"
@@ -224,6 +257,9 @@ class RunMetrics(BaseModel):
             (output tokens − 1) ÷ (e2e − TTFT), i.e. decode rate after the
             first token.
         ttft_s / itl_s / e2e_s / tpot_s: latency distributions.
+        errors: failed measured requests per error message.
+        error_classes: failed measured requests per error class
+            (:data:`ERROR_CLASSES`).
         dispatch_s: dispatch delay (sent − scheduled) over the requests.
         ttft_from_schedule_s: scheduled → first token, over the requests;
             with open-loop arrivals it is the TTFT a user arriving on
@@ -250,6 +286,7 @@ class RunMetrics(BaseModel):
     e2e_s: Percentiles
     tpot_s: Percentiles
     errors: dict[str, int] = Field(default_factory=dict)
+    error_classes: dict[str, int] = Field(default_factory=dict)
     dispatch_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
     ttft_from_schedule_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
     client: ClientHealth | None = None

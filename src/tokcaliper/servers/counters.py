@@ -189,10 +189,19 @@ def counters_error(before: CounterRead | None, after: CounterRead | None) -> str
 
 
 def discover_model(base_url: str, timeout_s: float = 10.0) -> str | None:
-    """The first model id served at ``/v1/models`` (None if not listed)."""
+    """The first model id served at ``/v1/models`` (None if not listed or not understood).
+
+    The answer must be ``{"data": [{"id": "<string>"}, …]}`` (OpenAI API
+    reference, "List models"); anything else — another shape, a non-string
+    id, JSON nested past the decoder's limit — gives None, never an exception.
+    """
     try:
         r = httpx.get(base_url.rstrip("/") + "/v1/models", timeout=timeout_s)
-        data = r.json().get("data") or []
-        return str(data[0]["id"]) if data else None
-    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError):
+        body = r.json()
+    except (httpx.HTTPError, ValueError, RecursionError):
         return None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list) or not data or not isinstance(data[0], dict):
+        return None
+    model = data[0].get("id")
+    return model if isinstance(model, str) and model and len(model) <= 500 else None
