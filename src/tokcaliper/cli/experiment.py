@@ -19,6 +19,13 @@ app.add_typer(experiment_app, name="experiment")
 _MISMATCH_HELP = "What a read-back mismatch does: stop (default; resume later) or continue (runs marked invalid)."
 
 
+def _check_on_mismatch(value: str) -> None:
+    from tokcaliper.errors import InputError
+
+    if value not in ("stop", "continue"):
+        raise InputError(f"--on-mismatch must be stop or continue, got {value!r}")
+
+
 def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_mismatch: str, json_out: bool):  # type: ignore[no-untyped-def]
     """Run the pending positions with a live progress line; return the result."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -94,14 +101,12 @@ def run_cmd(
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """Run an experiment file's arms in its declared order, store every run, then analyse."""
-    from tokcaliper.errors import InputError
     from tokcaliper.experiment.execute import create_experiment
     from tokcaliper.experiment.spec import load_experiment, with_until_decided
     from tokcaliper.report.output import stderr
     from tokcaliper.store import Store
 
-    if on_mismatch not in ("stop", "continue"):
-        raise InputError(f"--on-mismatch must be stop or continue, got {on_mismatch!r}")
+    _check_on_mismatch(on_mismatch)
     spec = load_experiment(file)
     if until_decided:
         spec = with_until_decided(spec, str(file))
@@ -122,12 +127,10 @@ def resume_cmd(
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """Continue an interrupted or stopped experiment without repeating finished runs."""
-    from tokcaliper.errors import InputError
     from tokcaliper.experiment.spec import ExperimentSpec
     from tokcaliper.store import Store
 
-    if on_mismatch not in ("stop", "continue"):
-        raise InputError(f"--on-mismatch must be stop or continue, got {on_mismatch!r}")
+    _check_on_mismatch(on_mismatch)
     with Store(db, create=False) as store:
         store.check_writable()  # before any run is measured
         row = store.get_experiment(experiment_id)

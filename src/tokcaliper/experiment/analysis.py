@@ -10,6 +10,8 @@ paired analysis decides; warm-up runs and invalid runs never enter it.
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel
 
 from tokcaliper.errors import InputError
@@ -19,12 +21,12 @@ from tokcaliper.model.metrics import get_metric
 from tokcaliper.model.run import Run
 from tokcaliper.stats.ab import MultiComparison, analyze_samples, compare_metrics
 from tokcaliper.stats.describe import Description, describe
-from tokcaliper.stats.sequential import SequentialDecision
+from tokcaliper.stats.sequential import SequentialDecision, sequential_step
 from tokcaliper.store import Store
 from tokcaliper.store.sqlite import Outcome
 
 __all__ = ["ArmSummary", "Comparison", "ExperimentAnalysis", "RunLine", "analyze_experiment",
-           "comparison_metrics"]
+           "analysed_runs", "comparison_metrics", "metric_triples", "sequential_decision"]
 
 #: Latency metrics compared beside a throughput primary (and Holm-corrected with it).
 SECONDARY_METRICS = ("ttft_p50_ms", "itl_p50_ms")
@@ -93,6 +95,39 @@ def _value(run: Run, metric: str) -> float | None:
     return get_metric(metric).extract(run.metrics)
 
 
+def analysed_runs(runs: list[Run]) -> list[Run]:
+    """The runs an analysis may use: measured (not warm-up), valid, with a position."""
+    return [r for r in runs if not r.warmup_run and r.valid and r.position is not None]
+
+
+def metric_triples(runs: list[Run], metric: str) -> list[tuple[int, str, float]]:
+    """``(position, arm, value)`` of the analysed runs that have a value of ``metric``
+    (the input of :func:`tokcaliper.experiment.samples.samples_from_runs`)."""
+    m = get_metric(metric)
+    return [(r.position, r.arm, v) for r in analysed_runs(runs)  # type: ignore[misc]
+            if (v := m.extract(r.metrics)) is not None]
+
+
+def sequential_decision(spec: ExperimentSpec, runs: list[Run]) -> SequentialDecision | None:
+    """The sequential rule on the complete pairs of ``runs`` (``until_decided`` experiments).
+
+    Pairs are the blocks of the run order holding a valid measured run of both
+    arms (:func:`tokcaliper.experiment.samples.samples_from_runs`); ``None``
+    before the first complete pair.
+    """
+    triples = [t for t in metric_triples(runs, spec.metric) if t[2] > 0]
+    names = (spec.arms[0].name, spec.arms[1].name)
+    try:
+        pairs = samples_from_runs(triples, names, spec.order, len(spec.arms), metric=spec.metric)
+    except InputError:
+        return None  # no complete pair yet
+    log_ratios = [math.log(b / a) for a, b in zip(pairs.a, pairs.b)]
+    return sequential_step(log_ratios, alpha=spec.alpha, noise_band=spec.noise_band,
+                           margin=spec.equivalence_margin,
+                           higher_is_better=get_metric(spec.metric).higher_is_better,
+                           max_pairs=spec.runs_per_arm, effect=spec.effect)
+
+
 def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
     """The stored experiment ``exp_id``, its runs and outcomes, and its comparison.
 
@@ -110,7 +145,7 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
                 value=_value(r, primary))
         for r in runs
     ]
-    measured = [r for r in runs if not r.warmup_run and r.valid and r.position is not None]
+    measured = analysed_runs(runs)
     arms = []
     for a in spec.arms:
         values = [v for r in measured if r.arm == a.name and (v := _value(r, primary)) is not None]
@@ -120,8 +155,6 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
     comparisons = [_compare(spec, measured, baseline, a.name) for a in spec.arms[1:]]
     sequential = None
     if spec.until_decided:
-        from tokcaliper.experiment.execute import sequential_decision
-
         sequential = sequential_decision(spec, runs)
     return ExperimentAnalysis(
         id=row.id, name=row.name, status=row.status, created_at=row.created_at, spec=spec,
@@ -135,9 +168,7 @@ def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate
     try:
         for name in comparison_metrics(spec.metric):
             metric = get_metric(name)
-            triples = [(r.position, r.arm, v) for r in measured
-                       if (v := metric.extract(r.metrics)) is not None]
-            samples = samples_from_runs(triples, (baseline, candidate), spec.order, len(spec.arms),
+            samples = samples_from_runs(metric_triples(measured, name), (baseline, candidate), spec.order, len(spec.arms),
                                         metric=name)
             analyses.append(analyze_samples(
                 samples.a, samples.b, (baseline, candidate), paired=samples.paired, metric=name,

@@ -14,7 +14,6 @@ moment it finishes, :func:`execute_experiment` called again on the same id
 
 from __future__ import annotations
 
-import math
 import shlex
 import sys
 import time
@@ -26,7 +25,7 @@ from typing import Literal
 
 from tokcaliper.errors import ExperimentStopped, InputError, ServerError
 from tokcaliper.experiment.commands import fill_command, readback_matches
-from tokcaliper.experiment.samples import samples_from_runs
+from tokcaliper.experiment.analysis import sequential_decision
 from tokcaliper.experiment.order import schedule
 from tokcaliper.experiment.runner import SERVER_DIED, RunPlace, RunSetup, measure_run
 from tokcaliper.experiment.spec import ArmSpec, ExperimentSpec
@@ -37,14 +36,13 @@ from tokcaliper.model.run import Run
 from tokcaliper.model.timestamps import utc_now_iso
 from tokcaliper.servers.counters import discover_model
 from tokcaliper.servers.local import find_local_llama, server_version
-from tokcaliper.model.metrics import get_metric
 from tokcaliper.servers.managed import ManagedServer, check_reachable, free_port, validate_base_url
-from tokcaliper.stats.sequential import SequentialDecision, sequential_step
+from tokcaliper.stats.sequential import SequentialDecision
 from tokcaliper.store import Store
 from tokcaliper.store.sqlite import Outcome
 
 __all__ = ["ExperimentEvents", "ExperimentResult", "Segment", "create_experiment",
-           "execute_experiment", "segments", "sequential_decision"]
+           "execute_experiment", "segments"]
 
 OnMismatch = Literal["stop", "continue"]
 
@@ -327,28 +325,6 @@ def execute_experiment(
 
 class _Decided(Exception):
     """The sequential rule decided: stop adding pairs (not an error)."""
-
-
-def sequential_decision(spec: ExperimentSpec, runs: list[Run]) -> SequentialDecision | None:
-    """The sequential rule on the complete pairs of ``runs`` (``until_decided`` experiments).
-
-    Pairs are the blocks of the run order holding a valid measured run of both
-    arms (:func:`tokcaliper.experiment.samples.samples_from_runs`); ``None``
-    before the first complete pair.
-    """
-    metric = get_metric(spec.metric)
-    triples = [(r.position, r.arm, v) for r in runs
-               if not r.warmup_run and r.valid and r.position is not None
-               and (v := metric.extract(r.metrics)) is not None and v > 0]
-    names = (spec.arms[0].name, spec.arms[1].name)
-    try:
-        pairs = samples_from_runs(triples, names, spec.order, len(spec.arms), metric=spec.metric)
-    except InputError:
-        return None  # no complete pair yet
-    log_ratios = [math.log(b / a) for a, b in zip(pairs.a, pairs.b)]
-    return sequential_step(log_ratios, alpha=spec.alpha, noise_band=spec.noise_band,
-                           margin=spec.equivalence_margin, higher_is_better=metric.higher_is_better,
-                           max_pairs=spec.runs_per_arm, effect=spec.effect)
 
 
 def _repetitions(spec: ExperimentSpec) -> dict[int, int]:

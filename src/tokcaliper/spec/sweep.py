@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tokcaliper.errors import InputError
+from tokcaliper.experiment.analysis import analysed_runs
 from tokcaliper.experiment.spec import ArmSpec, ExperimentSpec, LoadSpec
 from tokcaliper.model.run import Run
 from tokcaliper.servers.spec_readers import ServerKind
@@ -72,7 +73,7 @@ def sweep_table(spec: ExperimentSpec, runs: Sequence[Run], outcomes: Sequence[Ou
     inputs = []
     for arm in spec.arms:
         k = int(arm.value)  # type: ignore[arg-type]
-        mine = [r for r in runs if r.arm == arm.name and not r.warmup_run and r.valid]
+        mine = [r for r in analysed_runs(list(runs)) if r.arm == arm.name]
         failed = next((o.reason for o in outcomes if o.arm == arm.name and o.kind == "failed_start"), None)
         acc = [run_acceptance(r, kind, k=k) for r in mine]
         als = [a.metrics.al for a in acc if a.metrics is not None and a.metrics.al is not None]
