@@ -507,8 +507,13 @@ class Store:
 
     def list_experiments(self) -> list[ExperimentRow]:
         """Every stored experiment, oldest first."""
-        ids = [r[0] for r in self.conn.execute("SELECT id FROM experiments ORDER BY created_at")]
-        return [self.get_experiment(i) for i in ids]
+        return [
+            ExperimentRow(id=rid, name=name, created_at=created, status=status,
+                          spec=json.loads(spec_json), source_text=text)
+            for rid, name, created, status, spec_json, text in self.conn.execute(
+                "SELECT id, name, created_at, status, spec_json, source_text FROM experiments "
+                "ORDER BY created_at")
+        ]
 
     def outcomes(self, exp_id: str) -> list[Outcome]:
         """The experiment's outcomes in the order they happened."""
