@@ -327,6 +327,7 @@ async def run_phase_async(
         "connections_opened": st.opened, "connections_prefilled": st.prefilled,
         "requests_reused": st.reused, "connect_s": percentiles(st.connect_s),
         "server_keeps_alive": {"keeps": True, "closes": False}.get(ka.mode),
+        "reads_kernel_stamped": st.kernel_reads, "reads_loop_stamped": st.loop_reads,
     })
     if open_loop:
         sent = [r.start_s for r in phase if r.start_s is not None]

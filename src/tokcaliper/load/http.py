@@ -4,7 +4,7 @@ Why not aiohttp: its per-chunk path wakes the reading task once per network
 chunk (one event-loop pass per token per stream) and it writes the request
 body from a new task (one more pass before the request leaves); under load
 those passes queue behind every other stream's and read as latency. Here a
-network chunk is timestamped in ``data_received`` itself, handed to the
+network chunk is timestamped on arrival, handed to the
 ``httptools`` parser (llhttp, the parser of Node.js, in C), and its body bytes
 appended to a list: no task, no future, no copy. The request is written
 synchronously by :meth:`HttpConnection.send`, so it leaves in the same
@@ -15,14 +15,18 @@ timestamps (``time.perf_counter()``, CLOCK_MONOTONIC on Linux, shared by all
 processes of the host) are:
 
 * ``sent`` — just before the request bytes were handed to the socket;
-* ``written`` — right after (the socket accepted them; loopback: delivered);
+* ``written`` — right after (the socket accepted them; loopback: delivered;
+  a kernel-stamped answer may arrive before ``send()`` returns);
 * ``first_byte`` — the first response bytes arrived;
 * ``headers`` — the response headers were complete;
 * one stamp per body piece (``stamps``, with the bytes in ``chunks``);
 * ``ended`` — the response was complete, failed, or the connection closed.
 
-Every stamp is the arrival time of the network read that carried it: the
-parser runs inside that read's callback, so pieces of one read share it.
+Every stamp is the arrival time of the network read that carried it, and
+pieces of one read share it. On plain TCP that time is the kernel's receive
+stamp of the read's newest segment (:mod:`tokcaliper.load.stamped`), so
+however late the event loop reaches a socket, its stamps are not late; over
+TLS (and where the kernel gives no stamp) it is the loop's time at the read.
 
 Errors are data (``Exchange.error``); only a refused or failed connect raises
 (:class:`ConnectFailed`).
@@ -34,6 +38,8 @@ import asyncio
 from time import perf_counter
 
 import httptools
+
+from tokcaliper.load.stamped import open_stamped
 
 __all__ = ["ConnectFailed", "Exchange", "HttpConnection", "build_post"]
 
@@ -135,10 +141,12 @@ class HttpConnection(asyncio.Protocol):
         closed_at: perf_counter when it closed (0.0 while open).
         idle_since: perf_counter when its last exchange ended (pool use).
         client_closed: the close was ours (not the server's).
+        kernel_reads / loop_reads: reads stamped by the kernel / by the
+            loop's clock (:mod:`tokcaliper.load.stamped`).
     """
 
     __slots__ = ("transport", "exchange", "connected_at", "connect_s", "exchanges", "closed",
-                 "closed_at", "idle_since", "on_close", "client_closed")
+                 "closed_at", "idle_since", "on_close", "client_closed", "kernel_reads", "loop_reads")
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
@@ -151,10 +159,16 @@ class HttpConnection(asyncio.Protocol):
         self.idle_since = 0.0
         self.on_close: object = None  # callable(conn) set by the pool
         self.client_closed = False
+        self.kernel_reads = 0
+        self.loop_reads = 0
 
     @classmethod
     async def open(cls, host: str, port: int, ssl: object = None) -> HttpConnection:
         """Open a connection to ``host:port`` (TLS with an ``ssl.SSLContext``).
+
+        Plain TCP goes through :class:`~tokcaliper.load.stamped.StampedTransport`
+        (reads stamped by the kernel); TLS through asyncio's transport (reads
+        stamped by the loop).
 
         Raises:
             ConnectFailed: the connection was refused or could not be made.
@@ -162,7 +176,11 @@ class HttpConnection(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         t0 = perf_counter()
         try:
-            _, conn = await loop.create_connection(cls, host, port, ssl=ssl)  # type: ignore[arg-type]
+            if ssl is None:
+                conn = cls()
+                await open_stamped(host, port, conn)
+            else:
+                _, conn = await loop.create_connection(cls, host, port, ssl=ssl)  # type: ignore[arg-type]
         except OSError as e:
             raise ConnectFailed(f"cannot connect to {host}:{port}: {e}") from None
         conn.connect_s = conn.connected_at - t0
@@ -174,11 +192,22 @@ class HttpConnection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        """asyncio's read callback (TLS): stamped with the loop's time."""
+        self.data_received_at(data, perf_counter(), False)
+
+    def data_received_at(self, data: bytes, now: float, kernel: bool) -> None:
+        """Feed one read that arrived at ``now`` (perf_counter clock; ``kernel``: the kernel's stamp)."""
         ex = self.exchange
         if ex is None:  # bytes nobody asked for: the connection is unusable
             self.close()
             return
-        ex.now = now = perf_counter()
+        if kernel:
+            self.kernel_reads += 1
+        else:
+            self.loop_reads += 1
+        if now < ex.sent:  # cannot arrive before the request left: a bad stamp
+            now = perf_counter()
+        ex.now = now
         if not ex.first_byte:
             ex.first_byte = now
         try:

@@ -82,12 +82,22 @@ class PoolStats:
         prefilled: of which before the phase's clock started.
         reused: requests sent on a connection that had carried one before.
         connect_s: each connect's duration, seconds.
+        kernel_reads / loop_reads: network reads stamped by the kernel / by
+            the loop's clock (:mod:`tokcaliper.load.stamped`).
     """
 
     opened: int = 0
     prefilled: int = 0
     reused: int = 0
     connect_s: list[float] = field(default_factory=list)
+    kernel_reads: int = 0
+    loop_reads: int = 0
+
+    def tally(self, conn: HttpConnection) -> None:
+        """Move ``conn``'s read counts into these figures (once: they are zeroed)."""
+        self.kernel_reads += conn.kernel_reads
+        self.loop_reads += conn.loop_reads
+        conn.kernel_reads = conn.loop_reads = 0
 
 
 class ConnectionPool:
@@ -179,6 +189,7 @@ class ConnectionPool:
 
     def _on_close(self, conn: HttpConnection) -> None:
         self._all.discard(conn)
+        self.stats.tally(conn)
         # Closed by the server while idle, soon after a complete response:
         # this server does not keep streamed connections.
         ex = conn.exchange
@@ -210,7 +221,8 @@ class ConnectionPool:
             self.keepalive.mode = "keeps"
 
     def close(self) -> None:
-        """Close every connection of the pool."""
+        """Close every connection of the pool (their read counts go to :attr:`stats` now)."""
         for conn in list(self._all):
+            self.stats.tally(conn)
             conn.close()
         self.idle.clear()

@@ -53,7 +53,8 @@ def judge_client(client: ClientHealth, dispatch: Percentiles) -> ClientHealth:
     limits: list[str] = []
     lag = client.loop_lag_s.p99
     if lag is not None and lag > LAG_BOUND_S:
-        limits.append(W.CLIENT_LOOP_LAG.text(lag_ms=num(lag * 1000), bound_ms=num(LAG_BOUND_S * 1000)))
+        warning = W.CLIENT_LOOP_LAG_KERNEL_STAMPED if client.arrival_clock == "kernel" else W.CLIENT_LOOP_LAG
+        limits.append(warning.text(lag_ms=num(lag * 1000), bound_ms=num(LAG_BOUND_S * 1000)))
     if dispatch.p99 is not None and dispatch.p99 > DISPATCH_BOUND_S:
         limits.append(W.CLIENT_DISPATCH_LATE.text(delay_ms=num(dispatch.p99 * 1000),
                                                   bound_ms=num(DISPATCH_BOUND_S * 1000)))

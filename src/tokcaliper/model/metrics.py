@@ -142,7 +142,8 @@ _CLIENT: tuple[Metric, ...] = (
     Metric(
         name="client_loop_lag_p99_ms", label="client loop lag p99 (ms)", unit="ms", better="lower",
         computed="p99 of the lateness of a 5 ms periodic probe on the client's event loop, × 1000",
-        description="how late the client's own timestamps may be: latencies below it are not resolved",
+        description="how late the client's event loop ran: requests may leave this late, and read "
+                    "times trail arrivals by it unless kernel-stamped (client_health.reads_kernel_stamped)",
         headline=False,
         extract=lambda m: _client(m, lambda c: _scaled(c.loop_lag_s.p99, 1000.0)),  # type: ignore[attr-defined]
     ),

@@ -198,6 +198,10 @@ class ClientHealth(BaseModel):
         connect_s: connect durations, s (kept apart from TTFT).
         server_keeps_alive: whether the server kept streamed connections
             (None: not yet known).
+        reads_kernel_stamped / reads_loop_stamped: network reads whose
+            arrival time is the kernel's receive stamp (immune to loop lag) /
+            the loop's own time at the read (TLS, or no kernel stamp;
+            :mod:`tokcaliper.load.stamped`).
         client_limited: the client, not the server, bounded this run
             (``limits`` says which bound was crossed, with its arithmetic).
         limits: one sentence per crossed bound.
@@ -214,8 +218,18 @@ class ClientHealth(BaseModel):
     requests_reused: int = 0
     connect_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
     server_keeps_alive: bool | None = None
+    reads_kernel_stamped: int = 0
+    reads_loop_stamped: int = 0
     client_limited: bool = False
     limits: list[str] = Field(default_factory=list)
+
+    @property
+    def arrival_clock(self) -> str | None:
+        """Which clock stamped arrivals: ``"kernel"``, ``"loop"``, ``"mixed"`` (None: no reads)."""
+        k, lp = self.reads_kernel_stamped, self.reads_loop_stamped
+        if not k and not lp:
+            return None
+        return "kernel" if not lp else "loop" if not k else "mixed"
 
 
 class ArrivalStats(BaseModel):

@@ -17,6 +17,7 @@ __all__ = [
     "CLIENT_CPU_BOUND",
     "CLIENT_DISPATCH_LATE",
     "CLIENT_LOOP_LAG",
+    "CLIENT_LOOP_LAG_KERNEL_STAMPED",
     "CV_FROM_FEW_RUNS",
     "CV_UNDEFINED",
     "FEW_REPETITIONS",
@@ -113,10 +114,18 @@ SERVER_STOP_FAILED = NamedWarning(
 #: Telemetry switched off by the user.
 TELEMETRY_OFF = NamedWarning("telemetry-off", "not sampled (--telemetry-interval 0)")
 
-#: The load client's event loop lagged (tokcaliper.load.monitor).
+#: The load client's event loop lagged (tokcaliper.load.monitor), arrivals
+#: stamped by the loop: every read time may trail its arrival by the lag.
 CLIENT_LOOP_LAG = NamedWarning(
     "client-loop-lag",
     "client event loop lagged p99 {lag_ms} ms (bound {bound_ms} ms): latencies below that are not resolved")
+#: The same with arrivals stamped by the kernel (tokcaliper.load.stamped):
+#: read times do not trail, but sends can, and tokens closer together than
+#: the lag can arrive in one read and share its stamp.
+CLIENT_LOOP_LAG_KERNEL_STAMPED = NamedWarning(
+    "client-loop-lag-kernel-stamped",
+    "client event loop lagged p99 {lag_ms} ms (bound {bound_ms} ms): arrivals are kernel-stamped, "
+    "but requests may have left up to that late and tokens less than that apart may share one stamp")
 #: The load client could not send on schedule (coordinated omission).
 CLIENT_DISPATCH_LATE = NamedWarning(
     "client-dispatch-late",
@@ -132,4 +141,4 @@ ALL: dict[str, NamedWarning] = {w.code: w for w in (
     FEW_REPETITIONS, SINGLE_REPETITION, CV_UNDEFINED, IDENTICAL_RUNS, SINGLE_RUN_NO_CV,
     CV_FROM_FEW_RUNS, QUICK_FORMULA_POWER, INDEPENDENT_RUNS_ASSUMED, SINGLE_RUNS_ANECDOTE,
     NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED,
-    CLIENT_LOOP_LAG, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND)}
+    CLIENT_LOOP_LAG, CLIENT_LOOP_LAG_KERNEL_STAMPED, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND)}
