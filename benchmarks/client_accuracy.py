@@ -17,7 +17,10 @@ repetition):
   reason, never replaced by a guess.
 
 Per run: TTFT error = the tool's mean (p50) TTFT − the truth's mean (p50) over
-the requests the server saw in that run; ITL error likewise on the mean gap;
+the requests the server saw in that run; of it, the server's read queue =
+mean(parsed − the kernel's receive time of the request's last segment at the
+server), which lies inside the server and which no client can remove, and
+the rest, the TTFT error outside the server; ITL error likewise on the mean gap;
 throughput error = tool tok/s ÷ truth tok/s − 1, truth = tokens ÷ (last
 token written − first request parsed); client CPU = CPU seconds of the
 client's whole process tree between the first request's arrival at the
@@ -293,6 +296,15 @@ def truth_figures(entries: list[dict]) -> dict[str, float]:
             "t0": min(e["parsed"] for e in entries), "t1": max(e["written"][-1] for e in entries if e["written"])}
 
 
+def _read_queue_ms(entries: list[dict]) -> float | None:
+    """Mean time the server's loop took to parse a request after it reached the host (kernel stamp), ms.
+
+    This part of every tool's TTFT error lies inside the server: no client can remove it.
+    """
+    waits = [e["parsed"] - e["recv_kernel"] for e in entries if e.get("recv_kernel")]
+    return statistics.mean(waits) * 1e3 if waits else None
+
+
 def run_one(tool: str, srv: RefServer, args: argparse.Namespace, c: int, tag: str, work: Path,
             missing: dict[str, str]) -> dict[str, Any]:
     n = max(args.waves * c, args.min_requests)
@@ -341,6 +353,9 @@ def run_one(tool: str, srv: RefServer, args: argparse.Namespace, c: int, tag: st
            "itl_err_ms": None if own.get("itl_mean") is None else (own["itl_mean"] - truth["itl_mean"]) * 1e3,
            "tput_err_pct": None if not own.get("tok_s") else (own["tok_s"] / truth["tok_s"] - 1) * 100,
            "cpu_s_per_1k_tok": None if cpu is None else cpu / (truth["tokens"] / 1000),
+           "server_read_queue_ms": (rq := _read_queue_ms(entries)),
+           "ttft_err_client_ms": None if own.get("ttft_mean") is None or rq is None
+           else (own["ttft_mean"] - truth["ttft_mean"]) * 1e3 - rq,
            "server_emission_p50_ms": float(np.median(em)) * 1e3,
            "server_emission_p99_ms": float(np.percentile(em, 99)) * 1e3}
     if "loop_lag_p99" in own:
@@ -352,7 +367,8 @@ def run_one(tool: str, srv: RefServer, args: argparse.Namespace, c: int, tag: st
 # Summary
 # ---------------------------------------------------------------------------
 
-FIGS = ("ttft_err_mean_ms", "ttft_err_p50_ms", "itl_err_ms", "tput_err_pct", "cpu_s_per_1k_tok")
+FIGS = ("ttft_err_mean_ms", "ttft_err_p50_ms", "server_read_queue_ms", "ttft_err_client_ms", "itl_err_ms",
+        "tput_err_pct", "cpu_s_per_1k_tok")
 
 
 def summarise(runs: list[dict]) -> dict[str, Any]:
@@ -401,12 +417,13 @@ def _fmt(v: dict | None, digits: int = 2) -> str:
 
 
 def render(table: dict[str, Any]) -> str:
-    lines = ["| C | tool | TTFT err mean (ms) | TTFT err p50 (ms) | ITL err (ms) | throughput err (%) | "
-             "CPU s / 1000 tok | × floor | × best peer |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| C | tool | TTFT err mean (ms) | TTFT err p50 (ms) | of which server read queue (ms) | "
+             "TTFT err outside the server (ms) | ITL err (ms) | throughput err (%) | "
+             "CPU s / 1000 tok | × floor | × best peer |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in sorted(table, key=int):
         for tool, cell in table[c].items():
             if "unavailable" in cell:
-                lines.append(f"| {c} | {tool} | not run: {cell['unavailable'][:160]} | | | | | | |")
+                lines.append(f"| {c} | {tool} | not run: {cell['unavailable'][:160]} | | | | | | | | |")
                 continue
             cpu = cell.get("cpu_s_per_1k_tok")
             ratio_f = cell.get("ttft_err_vs_floor")
@@ -415,6 +432,7 @@ def render(table: dict[str, Any]) -> str:
             vs_peer = "—" if ratio_p is None else f"{ratio_p:.2f} ({cell.get('best_peer')})"
             lines.append(
                 f"| {c} | {tool} | {_fmt(cell.get('ttft_err_mean_ms'))} | {_fmt(cell.get('ttft_err_p50_ms'))} | "
+                f"{_fmt(cell.get('server_read_queue_ms'))} | {_fmt(cell.get('ttft_err_client_ms'), 3)} | "
                 f"{_fmt(cell.get('itl_err_ms'), 4)} | {_fmt(cell.get('tput_err_pct'), 3)} | "
                 f"{_fmt(cpu, 3)} | {vs_floor} | {vs_peer} |")
     return "\n".join(lines)
@@ -453,7 +471,7 @@ def main() -> None:
     missing = _prepare_peers(a, work) if any(t in PEERS for t in tools) else {}
     timing = Timing(a.ttft_ms / 1000, a.itl_ms / 1000, a.tokens)
     runs: list[dict] = []
-    with RefServer(timing, cpu=a.server_cpu, nice=-10) as srv:
+    with RefServer(timing, cpu=a.server_cpu, nice=-10, kernel_stamps=True) as srv:
         for rep in range(a.repeat):
             for c in concs:
                 order = tools[rep % len(tools):] + tools[:rep % len(tools)]

@@ -38,6 +38,7 @@ import json
 import os
 import re
 import selectors
+import socket
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -101,14 +102,21 @@ class _Conn(asyncio.Protocol):
         self.url = b""
         self.body: list[bytes] = []
         self.recv_first = 0.0
+        self.recv_kernel = 0.0
 
     # -- protocol -------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        self.data_received_at(data, 0.0, False)
+
+    def data_received_at(self, data: bytes, stamp: float, kernel: bool) -> None:
+        """One read; ``stamp`` is the kernel's receive time when ``kernel`` (see :func:`serve`)."""
         if not self.recv_first:
             self.recv_first = perf_counter()
+        # The read that completes the request dates its arrival (on_message_complete runs inside feed_data).
+        self.recv_kernel = stamp if kernel else 0.0
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError:
@@ -127,12 +135,12 @@ class _Conn(asyncio.Protocol):
     def on_message_complete(self) -> None:
         parsed = perf_counter()
         method = self.parser.get_method()
-        url, body, recv_first = self.url, b"".join(self.body), self.recv_first
+        url, body, recv_first, recv_kernel = self.url, b"".join(self.body), self.recv_first, self.recv_kernel
         self._reset()
         if method == b"GET":
             self._get(url)
         elif url.endswith(b"/completions"):
-            self._completion(url, body, parsed, recv_first)
+            self._completion(url, body, parsed, recv_first, recv_kernel)
         else:
             self._respond(404, b"application/json", b'{"error":"not found"}')
 
@@ -153,7 +161,8 @@ class _Conn(asyncio.Protocol):
         else:
             self._respond(200, b"application/json", b'{"status":"ok"}')
 
-    def _completion(self, url: bytes, body: bytes, parsed: float, recv_first: float) -> None:
+    def _completion(self, url: bytes, body: bytes, parsed: float, recv_first: float,
+                    recv_kernel: float = 0.0) -> None:
         t = self.timing
         try:
             req = json.loads(body)
@@ -161,7 +170,8 @@ class _Conn(asyncio.Protocol):
             req = {}
         n = min(int(req.get("max_tokens") or req.get("max_completion_tokens") or t.tokens), t.tokens)
         m = TAG_RE.search(body)
-        entry = {"tag": m.group(1).decode() if m else None, "recv_first": recv_first, "parsed": parsed,
+        entry = {"tag": m.group(1).decode() if m else None, "recv_first": recv_first,
+                 "recv_kernel": recv_kernel or None, "parsed": parsed,
                  "tokens": n, "written": [], "due": parsed + t.ttft_s}
         self.log.entries.append(entry)
         chat = url.endswith(b"/chat/completions")
@@ -216,20 +226,76 @@ class _Conn(asyncio.Protocol):
 
 
 async def serve(timing: Timing, port: int, ready: threading.Event | None = None,
-                holder: dict | None = None, announce: bool = False) -> None:
-    """Serve until cancelled; ``holder['port']`` / ``holder['log']`` are set when listening."""
+                holder: dict | None = None, announce: bool = False, kernel_stamps: bool = False) -> None:
+    """Serve until cancelled; ``holder['port']`` / ``holder['log']`` are set when listening.
+
+    ``kernel_stamps``: also log ``recv_kernel``, the kernel's receive time of
+    the segment that completed each request (:func:`_stamped_listener`),
+    which splits a client's TTFT error into the request's way to this host
+    and this server's read queue (``parsed − recv_kernel``).
+    """
     log = Log()
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: _Conn(timing, log), "127.0.0.1", port, backlog=1024)
+    if kernel_stamps:
+        lsock = _stamped_listener(loop, port, lambda: _Conn(timing, log))
+        bound = lsock.getsockname()[1]
+    else:
+        server = await loop.create_server(lambda: _Conn(timing, log), "127.0.0.1", port, backlog=1024)
+        bound = server.sockets[0].getsockname()[1]
     if holder is not None:
-        holder["port"] = server.sockets[0].getsockname()[1]
+        holder["port"] = bound
         holder["log"] = log
     if ready is not None:
         ready.set()
     if announce:
-        print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
-    async with server:
-        await asyncio.Event().wait()
+        print(f"PORT {bound}", flush=True)
+    if kernel_stamps:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            loop.remove_reader(lsock.fileno())
+            lsock.close()
+    else:
+        async with server:
+            await asyncio.Event().wait()
+
+
+def _stamped_listener(loop: asyncio.AbstractEventLoop, port: int, factory) -> socket.socket:
+    """Listen on ``port``; each accepted connection reads through a kernel-stamped transport.
+
+    Only ``recv_kernel`` (when the request's last segment reached this
+    host's TCP stack) comes from it; the truth (``parsed``, ``written``) is
+    this loop's own ``perf_counter``, as before. Writes behave as asyncio's
+    (send at once, buffer the rest).
+    """
+    try:
+        from tokcaliper.load.stamped import SO_TIMESTAMPNS, StampedTransport
+    except ImportError:  # run from a checkout without installing
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src"))
+        from tokcaliper.load.stamped import SO_TIMESTAMPNS, StampedTransport
+
+    lsock = socket.create_server(("127.0.0.1", port), backlog=1024)
+    lsock.setblocking(False)
+
+    def accept() -> None:
+        while True:
+            try:
+                csock, _ = lsock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            csock.setblocking(False)
+            csock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            try:
+                csock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+                kernel = True
+            except OSError:
+                kernel = False
+            StampedTransport(loop, csock, factory(), kernel)
+
+    loop.add_reader(lsock.fileno(), accept)
+    return lsock
 
 
 def emission_errors(entries: list[dict], timing: Timing) -> list[float]:
@@ -248,11 +314,13 @@ class RefServer:
         timing: the schedule.
         cpu: CPU to pin the server to (None: no pinning).
         nice: niceness to set (negative raises priority; needs root).
+        kernel_stamps: log ``recv_kernel`` too (see :func:`serve`).
 
     Use as a context manager; :meth:`truth` returns (and clears) the log.
     """
 
-    def __init__(self, timing: Timing, cpu: int | None = None, nice: int | None = None) -> None:
+    def __init__(self, timing: Timing, cpu: int | None = None, nice: int | None = None,
+                 kernel_stamps: bool = False) -> None:
         import subprocess
 
         args = [sys.executable, os.path.abspath(__file__), "--ttft-ms", str(timing.ttft_s * 1000),
@@ -260,6 +328,8 @@ class RefServer:
                 "--token-text", timing.token_text]
         if timing.close_after_stream:
             args.append("--close-after-stream")
+        if kernel_stamps:
+            args.append("--kernel-stamps")
         if cpu is not None:
             args += ["--cpu", str(cpu)]
         if nice is not None:
@@ -306,6 +376,8 @@ def main() -> None:
     ap.add_argument("--itl-ms", type=float, default=5.0)
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--close-after-stream", action="store_true")
+    ap.add_argument("--kernel-stamps", action="store_true",
+                    help="also log each request's kernel receive time (recv_kernel)")
     ap.add_argument("--token-text", default=" tok")
     ap.add_argument("--cpu", type=int, default=None, help="pin to this CPU")
     ap.add_argument("--nice", type=int, default=None, help="set this niceness (negative needs root)")
@@ -320,7 +392,7 @@ def main() -> None:
     timing = Timing(a.ttft_ms / 1000, a.itl_ms / 1000, a.tokens, a.close_after_stream, a.token_text)
     loop = asyncio.SelectorEventLoop(SpinSelector())
     asyncio.set_event_loop(loop)
-    task = loop.create_task(serve(timing, a.port, announce=True))
+    task = loop.create_task(serve(timing, a.port, announce=True, kernel_stamps=a.kernel_stamps))
 
     def watch_stdin() -> None:
         sys.stdin.read()

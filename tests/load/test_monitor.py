@@ -37,7 +37,7 @@ def test_a_deliberately_blocked_event_loop_is_flagged():
 
 
 def test_kernel_stamps_keep_their_time_while_the_loop_is_blocked_again_and_again():
-    """A loop blocked 6 ms of every 10 ms: every token still carries its arrival time.
+    """A loop blocked 6 ms of every 7 ms: every token still carries its arrival time.
 
     Tokens are 30 ms apart (no two of one stream wait together), so each
     read's kernel stamp is one token's arrival; a stamp taken by the blocked
@@ -45,7 +45,7 @@ def test_kernel_stamps_keep_their_time_while_the_loop_is_blocked_again_and_again
     """
     def blocker() -> None:
         time.sleep(0.006)
-        asyncio.get_running_loop().call_later(0.004, blocker)
+        asyncio.get_running_loop().call_later(0.001, blocker)
 
     def on_request(index: int) -> None:
         if index == 0:

@@ -141,7 +141,7 @@ def _client(m: RunMetrics, get: Callable[[object], float | None]) -> float | Non
 _CLIENT: tuple[Metric, ...] = (
     Metric(
         name="client_loop_lag_p99_ms", label="client loop lag p99 (ms)", unit="ms", better="lower",
-        computed="p99 of the lateness of a 5 ms periodic probe on the client's event loop, × 1000",
+        computed="p99 of the lateness of a 10 ms periodic probe on the client's event loop, × 1000",
         description="how late the client's event loop ran: requests may leave this late, and read "
                     "times trail arrivals by it unless kernel-stamped (client_health.reads_kernel_stamped)",
         headline=False,
