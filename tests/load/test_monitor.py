@@ -13,6 +13,9 @@ from tokcaliper.load.summary import summarize
 from tokcaliper.model.metrics import run_scalars
 from tokcaliper.model.run import LoadConfig
 
+from tokcaliper.load.stamped import kernel_stamps_work
+
+from .kernel_stamps import needs_kernel_stamps
 from .reference_server import RefServer, Timing
 
 
@@ -29,13 +32,15 @@ def test_a_deliberately_blocked_event_loop_is_flagged():
     assert c.loop_lag_max_s >= 0.025  # one 30 ms block, seen by the probe
     assert c.loop_lag_s.p99 > LAG_BOUND_S
     assert c.client_limited
-    # Arrivals were stamped by the kernel, and the warning says what lag still does.
-    assert c.arrival_clock == "kernel"
-    assert any(line.startswith("client event loop lagged p99") and "kernel-stamped" in line for line in c.limits)
+    # Which clock stamped the arrivals, and the warning says what lag does then.
+    assert c.arrival_clock == ("kernel" if kernel_stamps_work() else "loop")
+    said = "kernel-stamped" if kernel_stamps_work() else "not resolved"
+    assert any(line.startswith("client event loop lagged p99") and said in line for line in c.limits)
     assert run_scalars(m)["client_loop_lag_p99_ms"] == c.loop_lag_s.p99 * 1000
     assert 0 < c.cpu_share < 1.5 and c.cpu_s > 0 and c.loop_lag_s.n > 10
 
 
+@needs_kernel_stamps
 def test_kernel_stamps_keep_their_time_while_the_loop_is_blocked_again_and_again():
     """A loop blocked 6 ms of every 7 ms: every token still carries its arrival time.
 

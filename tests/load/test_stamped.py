@@ -12,7 +12,9 @@ import pytest
 
 from tokcaliper.load import stamped
 from tokcaliper.load.http import ConnectFailed, HttpConnection
-from tokcaliper.load.stamped import StampedTransport, open_stamped
+from tokcaliper.load.stamped import StampedTransport, kernel_stamps_work, open_stamped
+
+from .kernel_stamps import needs_kernel_stamps
 
 
 class _Recorder:
@@ -58,6 +60,23 @@ class _Peer:
             self.sock.close()
 
 
+def test_the_probe_agrees_with_what_a_connection_gets():
+    """kernel_stamps_work() is what open_stamped delivers on this host."""
+    got: list[bool] = []
+    peer = _Peer(lambda conn: conn.sendall(b"x"))
+
+    async def main() -> None:
+        rec = _Recorder()
+        await open_stamped("127.0.0.1", peer.port, rec)
+        while not rec.lost:
+            await asyncio.sleep(0.001)
+        got.extend(kernel for _d, _s, kernel, _r in rec.reads)
+
+    asyncio.run(main())
+    assert got and all(k == kernel_stamps_work() for k in got)
+
+
+@needs_kernel_stamps
 def test_a_read_the_loop_reaches_late_keeps_its_arrival_time():
     """The loop is blocked 80 ms while data arrives: the stamp is the arrival, not the read."""
     sent_at: list[float] = []
@@ -170,3 +189,8 @@ def test_a_refused_connection_raises_connect_failed():
 
     with pytest.raises(ConnectFailed, match=f"cannot connect to 127.0.0.1:{port}"):
         asyncio.run(main())
+
+
+def test_the_probe_says_no_when_the_option_is_refused(monkeypatch):
+    monkeypatch.setattr(stamped, "SO_TIMESTAMPNS", -1)
+    assert kernel_stamps_work() is False

@@ -2,9 +2,9 @@
 
 import pytest
 
-from tokcaliper.load.summary import decode_rate, summarize
+from tokcaliper.load.summary import decode_rate, judge_client, summarize
 from tokcaliper.model.metrics import run_scalars
-from tokcaliper.model.run import RequestRecord
+from tokcaliper.model.run import ClientHealth, Percentiles, RequestRecord
 
 
 def rec(i, start, ttft, e2e, tokens, warmup=False, error=None, itl=()):
@@ -42,3 +42,25 @@ def test_decode_rate_needs_two_tokens():
 def test_empty_run():
     m = summarize([])
     assert m.completed == 0 and m.aggregate_output_tok_s is None and m.ttft_s.n == 0
+
+
+def _health(lag_p99_s: float, kernel: int, loop: int) -> ClientHealth:
+    return ClientHealth(loop_lag_s=Percentiles(n=100, p99=lag_p99_s), reads_kernel_stamped=kernel,
+                        reads_loop_stamped=loop, cpu_share=0.3)
+
+
+def test_loop_lag_bound_depends_on_which_clock_stamped_arrivals():
+    none = Percentiles(n=0)
+    # Loop-stamped: 4 ms of lag is 4 ms of error in every read time.
+    loop = judge_client(_health(0.004, 0, 500), none, itl_p50_s=0.005)
+    assert loop.client_limited and loop.limits == [
+        "client event loop lagged p99 4.00 ms (bound 3.00 ms): latencies below that are not resolved"]
+    # Kernel-stamped, tokens 5 ms apart: 4 ms late never merges two tokens.
+    assert not judge_client(_health(0.004, 500, 0), none, itl_p50_s=0.005).client_limited
+    # … but 6 ms late does, and the warning says so with the bound it used.
+    late = judge_client(_health(0.006, 500, 0), none, itl_p50_s=0.005)
+    assert late.client_limited and "bound 5.00 ms" in late.limits[0] and "share one stamp" in late.limits[0]
+    # Mixed clocks (some reads fell back): the strict bound.
+    assert judge_client(_health(0.004, 400, 100), none, itl_p50_s=0.005).client_limited
+    # Kernel-stamped with fast tokens: never below 3 ms.
+    assert judge_client(_health(0.0035, 500, 0), none, itl_p50_s=0.001).client_limited

@@ -2,9 +2,9 @@
 
 The request is sent on a connection of the :class:`~tokcaliper.load.pool.ConnectionPool`
 (opened ahead or reused, so its set-up is not on the measured path) by
-:class:`~tokcaliper.load.http.HttpConnection`, whose per-chunk path is one
-``perf_counter()`` call, the C parser and two appends, inside the socket's
-read callback. Parsing the SSE events waits until the phase has ended
+:class:`~tokcaliper.load.http.HttpConnection`, whose per-read path is one
+``recvmsg`` with the kernel's receive stamp (:mod:`tokcaliper.load.stamped`),
+the C parser and two appends. Parsing the SSE events waits until the phase has ended
 (:class:`tokcaliper.load.sse.RawStream`). The client's own overhead is part of
 every latency it reports, so this path stays lean; its error against a server
 of known timing is measured by ``benchmarks/client_accuracy.py``.

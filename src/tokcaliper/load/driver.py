@@ -3,8 +3,8 @@
 Structure (each piece in its own module, so fault handling can be added at
 one place):
 
-* :mod:`tokcaliper.load.http` — one HTTP/1.1 connection, timestamps taken in
-  the socket's read callback;
+* :mod:`tokcaliper.load.http` — one HTTP/1.1 connection; arrival times from
+  the kernel's receive stamps (:mod:`tokcaliper.load.stamped`);
 * :mod:`tokcaliper.load.pool` — connections opened before the clock starts,
   reused when the server keeps them (learned per server);
 * :mod:`tokcaliper.load.client` — one request: send, wait, retry once on a

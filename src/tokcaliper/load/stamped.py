@@ -38,7 +38,8 @@ import struct
 from time import perf_counter, time_ns
 from typing import Any, Protocol
 
-__all__ = ["READ_SIZE", "SO_TIMESTAMPNS", "StampedProtocol", "StampedTransport", "open_stamped"]
+__all__ = ["READ_SIZE", "SO_TIMESTAMPNS", "StampedProtocol", "StampedTransport", "kernel_stamps_work",
+           "open_stamped"]
 
 #: ``SO_TIMESTAMPNS`` (= ``SCM_TIMESTAMPNS``) from ``asm-generic/socket.h``;
 #: Python's socket module does not export it.
@@ -250,3 +251,27 @@ async def open_stamped(host: str, port: int, protocol: StampedProtocol) -> Stamp
         return StampedTransport(loop, sock, protocol, kernel)
     assert last is not None
     raise last
+
+
+def kernel_stamps_work() -> bool:
+    """Whether this host's TCP stack hands receive stamps to ``recvmsg`` (a loopback probe).
+
+    Opens a loopback connection, sends one byte and reads it back with
+    ``recvmsg``, like :class:`StampedTransport` (blocking, 1 s timeout).
+    False where the option is refused or no stamp comes (some sandboxes).
+    """
+    _keep_stamping_on()
+    try:
+        with socket.create_server(("127.0.0.1", 0)) as lsock:
+            with socket.create_connection(lsock.getsockname(), timeout=1.0) as cli:
+                cli.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+                srv, _ = lsock.accept()
+                with srv:
+                    srv.sendall(b"x")
+                    _data, anc, _flags, _addr = cli.recvmsg(16, _ANC_SIZE)
+    except OSError:
+        return False
+    if not anc:
+        return False
+    sec, nsec = _TIMESPEC.unpack_from(anc[-1][2])
+    return -_FUTURE_SLACK_NS < time_ns() - (sec * 1_000_000_000 + nsec) < _MAX_AGE_NS

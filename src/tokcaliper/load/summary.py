@@ -40,21 +40,27 @@ def decode_rate(rec: RequestRecord) -> float | None:
     return (rec.output_tokens - 1) / decode_s if decode_s > 0 else None
 
 
-def judge_client(client: ClientHealth, dispatch: Percentiles) -> ClientHealth:
+def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float | None = None) -> ClientHealth:
     """``client`` with ``client_limited`` and ``limits`` set from its bounds.
 
-    Bounds (:mod:`tokcaliper.load.monitor`): loop lag p99 > ``LAG_BOUND_S``,
-    dispatch delay p99 > ``DISPATCH_BOUND_S``, loop CPU share >
-    ``CPU_BOUND_SHARE``. Each crossed bound adds one sentence with its figures.
+    Bounds (:mod:`tokcaliper.load.monitor`): loop lag p99 > ``LAG_BOUND_S``
+    — or, where every arrival was kernel-stamped, > the larger of that and
+    the run's median ITL ``itl_p50_s`` (a late loop then costs a stamp only
+    when the next token of the same stream is already waiting, i.e. when it
+    is later than the gap between tokens) — dispatch delay p99 >
+    ``DISPATCH_BOUND_S``, loop CPU share > ``CPU_BOUND_SHARE``. Each crossed
+    bound adds one sentence with its figures.
     """
     from tokcaliper.load.monitor import CPU_BOUND_SHARE, DISPATCH_BOUND_S, LAG_BOUND_S
     from tokcaliper.numbers import num
 
     limits: list[str] = []
     lag = client.loop_lag_s.p99
-    if lag is not None and lag > LAG_BOUND_S:
-        warning = W.CLIENT_LOOP_LAG_KERNEL_STAMPED if client.arrival_clock == "kernel" else W.CLIENT_LOOP_LAG
-        limits.append(warning.text(lag_ms=num(lag * 1000), bound_ms=num(LAG_BOUND_S * 1000)))
+    kernel = client.arrival_clock == "kernel"
+    lag_bound = max(LAG_BOUND_S, itl_p50_s or 0.0) if kernel else LAG_BOUND_S
+    if lag is not None and lag > lag_bound:
+        warning = W.CLIENT_LOOP_LAG_KERNEL_STAMPED if kernel else W.CLIENT_LOOP_LAG
+        limits.append(warning.text(lag_ms=num(lag * 1000), bound_ms=num(lag_bound * 1000)))
     if dispatch.p99 is not None and dispatch.p99 > DISPATCH_BOUND_S:
         limits.append(W.CLIENT_DISPATCH_LATE.text(delay_ms=num(dispatch.p99 * 1000),
                                                   bound_ms=num(DISPATCH_BOUND_S * 1000)))
@@ -143,6 +149,7 @@ def summarize(
         if r.ttft_s is not None and r.e2e_s is not None and r.output_tokens > 1
     ]
     dispatch = percentiles([d for r in measured if (d := r.dispatch_delay_s) is not None])
+    itl = percentiles([x for r in done for x in r.itl_s])
     return RunMetrics(
         wall_s=wall,
         completed=len(done),
@@ -156,7 +163,7 @@ def summarize(
         per_stream_decode_tok_s_mean=float(np.mean(rates)) if rates else None,
         per_stream_decode_tok_s_median=float(np.median(rates)) if rates else None,
         ttft_s=percentiles([r.ttft_s for r in done if r.ttft_s is not None]),
-        itl_s=percentiles([x for r in done for x in r.itl_s]),
+        itl_s=itl,
         e2e_s=percentiles([r.e2e_s for r in done if r.e2e_s is not None]),
         tpot_s=percentiles(tpots),
         errors=dict(Counter(r.error for r in failed if r.error)),
@@ -166,6 +173,6 @@ def summarize(
             r.ttft_s + r.dispatch_delay_s for r in done
             if r.ttft_s is not None and r.dispatch_delay_s is not None
         ]),
-        client=judge_client(client, dispatch) if client is not None else None,
+        client=judge_client(client, dispatch, itl.p50) if client is not None else None,
         arrivals=arrivals,
     )

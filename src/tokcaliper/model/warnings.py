@@ -124,8 +124,9 @@ CLIENT_LOOP_LAG = NamedWarning(
 #: the lag can arrive in one read and share its stamp.
 CLIENT_LOOP_LAG_KERNEL_STAMPED = NamedWarning(
     "client-loop-lag-kernel-stamped",
-    "client event loop lagged p99 {lag_ms} ms (bound {bound_ms} ms): arrivals are kernel-stamped, "
-    "but requests may have left up to that late and tokens less than that apart may share one stamp")
+    "client event loop lagged p99 {lag_ms} ms (bound {bound_ms} ms, the larger of 3 ms and the median ITL): "
+    "arrivals are kernel-stamped, but requests may have left up to that late and tokens less than that "
+    "apart may share one stamp")
 #: The load client could not send on schedule (coordinated omission).
 CLIENT_DISPATCH_LATE = NamedWarning(
     "client-dispatch-late",
