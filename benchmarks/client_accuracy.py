@@ -13,8 +13,9 @@ repetition):
   with one kept connection per worker: what a client cannot go below here;
 * peers, from their own virtual environment (``--peers-venv``, never the
   project's): AIPerf (``aiperf profile``), GuideLLM (``guidellm run``),
-  llama-benchy. A peer that cannot be run offline here is reported with the
-  reason, never replaced by a guess.
+  llama-benchy, and the ``openai`` SDK as a hand-written benchmark would use
+  it (``benchmarks/openai_sdk_client.py``). A peer that cannot be run offline
+  here is reported with the reason, never replaced by a guess.
 
 Per run: TTFT error = the tool's mean (p50) TTFT − the truth's mean (p50) over
 the requests the server saw in that run; of it, the server's read queue =
@@ -64,7 +65,9 @@ except ImportError:  # run from a checkout without installing
 
 from reference_server import RefServer, Timing, emission_errors  # noqa: E402
 
-PEERS = ("aiperf", "guidellm", "llama-benchy")
+PEERS = ("aiperf", "guidellm", "llama-benchy", "openai-sdk")
+#: Peers whose figures come from a JSON line on stdout (like tokcaliper's and the floor's).
+OWN_JSON = ("tokcaliper", "floor", "openai-sdk")
 #: The local tokenizer's name in the local hub cache (AIPerf wants a hub name).
 HUB_TOKENIZER = "local/tiny-wordlevel"
 #: llama-benchy's book URL; its cache file is pre-seeded, so nothing is fetched.
@@ -241,7 +244,11 @@ def _prepare_peers(args: argparse.Namespace, work: Path) -> dict[str, str]:
     missing: dict[str, str] = {}
     venv = Path(args.peers_venv) / "bin"
     for tool in PEERS:
-        if not (venv / tool).exists():
+        if tool == "openai-sdk":
+            ok = subprocess.run([str(venv / "python"), "-c", "import openai"], capture_output=True).returncode == 0
+            if not ok:
+                missing[tool] = f"openai not importable in {args.peers_venv} (pip install openai into it)"
+        elif not (venv / tool).exists():
             missing[tool] = f"{venv / tool} not installed (pip install {tool} into {args.peers_venv})"
     tok = work / "tokenizer"
     if not tok.exists():
@@ -261,7 +268,8 @@ def _prepare_peers(args: argparse.Namespace, work: Path) -> dict[str, str]:
             subprocess.run([str(py), "-c", code, str(tok)], check=False, capture_output=True)
     if not tok.exists():
         for tool in PEERS:
-            missing.setdefault(tool, "could not build the local tokenizer in the peers venv")
+            if tool != "openai-sdk":  # the SDK needs no tokenizer
+                missing.setdefault(tool, "could not build the local tokenizer in the peers venv")
         return missing
     # AIPerf takes only a hub-style name: put the tokenizer into a local hub cache.
     snap = work / "hf" / "hub" / ("models--" + HUB_TOKENIZER.replace("/", "--")) / "snapshots" / ("0" * 40)
@@ -314,6 +322,13 @@ def run_one(tool: str, srv: RefServer, args: argparse.Namespace, c: int, tag: st
         cmd = [*pin, sys.executable, str(Path(__file__).resolve()), "--_client", tool, "--_port", str(srv.port),
                "--_c", str(c), "--_n", str(n), "--tokens", str(args.tokens), "--_tag", tag]
         env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    elif tool == "openai-sdk":
+        if tool in missing:
+            return {"tool": tool, "c": c, "unavailable": missing[tool]}
+        cmd = [*pin, str(Path(args.peers_venv) / "bin" / "python"), str(ROOT / "benchmarks" / "openai_sdk_client.py"),
+               "--port", str(srv.port), "--concurrency", str(c), "--requests", str(n), "--tokens", str(args.tokens),
+               "--tag", tag]
+        env = _peer_env(args, work)
     else:
         if tool in missing:
             return {"tool": tool, "c": c, "unavailable": missing[tool]}
@@ -338,7 +353,7 @@ def run_one(tool: str, srv: RefServer, args: argparse.Namespace, c: int, tag: st
         return {"tool": tool, "c": c, "unavailable": f"exit {proc.returncode}: {' | '.join(tail)[-400:]}"}
     truth = truth_figures(entries)
     try:
-        if tool in ("tokcaliper", "floor"):
+        if tool in OWN_JSON:
             own = json.loads(stdout.strip().splitlines()[-1])
             own["ttft_mean"], own["ttft_p50"] = statistics.mean(own["ttft"]), statistics.median(own["ttft"])
         else:
@@ -444,7 +459,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--waves", type=int, default=3, help="requests per run = waves × concurrency …")
     ap.add_argument("--min-requests", type=int, default=24, help="… but at least this many")
-    ap.add_argument("--tools", default="tokcaliper,floor,aiperf,guidellm,llama-benchy")
+    ap.add_argument("--tools", default="tokcaliper,floor,aiperf,guidellm,llama-benchy,openai-sdk")
     ap.add_argument("--peers-venv", default=os.environ.get("PEERS_VENV", "/work/peers-venv"))
     ap.add_argument("--ttft-ms", type=float, default=50.0)
     ap.add_argument("--itl-ms", type=float, default=5.0)
