@@ -269,10 +269,10 @@ def _stamped_listener(loop: asyncio.AbstractEventLoop, port: int, factory) -> so
     (send at once, buffer the rest).
     """
     try:
-        from tokcaliper.load.stamped import SO_TIMESTAMPNS, StampedTransport
+        from tokcaliper.load.stamped import StampedTransport, prepare_socket
     except ImportError:  # run from a checkout without installing
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src"))
-        from tokcaliper.load.stamped import SO_TIMESTAMPNS, StampedTransport
+        from tokcaliper.load.stamped import StampedTransport, prepare_socket
 
     lsock = socket.create_server(("127.0.0.1", port), backlog=1024)
     lsock.setblocking(False)
@@ -285,14 +285,7 @@ def _stamped_listener(loop: asyncio.AbstractEventLoop, port: int, factory) -> so
                 return
             except OSError:
                 return
-            csock.setblocking(False)
-            csock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            try:
-                csock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-                kernel = True
-            except OSError:
-                kernel = False
-            StampedTransport(loop, csock, factory(), kernel)
+            StampedTransport(loop, csock, factory(), prepare_socket(csock))
 
     loop.add_reader(lsock.fileno(), accept)
     return lsock

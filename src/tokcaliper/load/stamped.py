@@ -39,7 +39,7 @@ from time import perf_counter, time_ns
 from typing import Any, Protocol
 
 __all__ = ["READ_SIZE", "SO_TIMESTAMPNS", "StampedProtocol", "StampedTransport", "kernel_stamps_work",
-           "open_stamped"]
+           "open_stamped", "prepare_socket"]
 
 #: ``SO_TIMESTAMPNS`` (= ``SCM_TIMESTAMPNS``) from ``asm-generic/socket.h``;
 #: Python's socket module does not export it.
@@ -214,6 +214,22 @@ def _keep_stamping_on() -> None:
     _HOLDER = sock
 
 
+def prepare_socket(sock: socket.socket) -> bool:
+    """Make ``sock`` non-blocking with ``TCP_NODELAY`` (asyncio's default) and ask for receive stamps.
+
+    Returns:
+        Whether the kernel accepted ``SO_TIMESTAMPNS`` (False: reads will be
+        stamped by the loop).
+    """
+    sock.setblocking(False)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    except OSError:
+        return False
+    return True
+
+
 async def open_stamped(host: str, port: int, protocol: StampedProtocol) -> StampedTransport:
     """Connect to ``host:port`` and attach ``protocol`` through a :class:`StampedTransport`.
 
@@ -233,13 +249,7 @@ async def open_stamped(host: str, port: int, protocol: StampedProtocol) -> Stamp
     for family, type_, proto, _canon, addr in infos:
         sock = socket.socket(family, type_, proto)
         try:
-            sock.setblocking(False)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            try:
-                sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-                kernel = True
-            except OSError:
-                kernel = False
+            kernel = prepare_socket(sock)
             await loop.sock_connect(sock, addr)
         except OSError as e:
             sock.close()
