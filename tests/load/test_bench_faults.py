@@ -146,3 +146,19 @@ def test_restart_needs_a_managed_server(tmp_path):
                            "--on-server-death", "restart", "--db", str(tmp_path / "r.db")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--on-server-death restart needs a server tokcaliper starts" in proc.stderr
+
+
+def test_every_run_prints_the_clients_own_figures(tmp_path):
+    """The ruler's error bar is shown for every run, not only when it is exceeded."""
+    with FakeServer(FakeTiming(**FAST)) as srv:
+        proc = bench(srv.base_url, tmp_path / "r.db")
+    assert proc.returncode == 0, proc.stderr
+    out = " ".join(proc.stdout.split())
+    runs = stored(tmp_path / "r.db")
+    for r in runs:
+        c = r.metrics.client
+        reads = c.reads_kernel_stamped + c.reads_loop_stamped
+        assert reads > 0
+        assert f"client, run {r.repetition + 1}: loop lag p99 " in out
+        assert f"of {reads} reads" in out or f"all {reads} reads" in out
+        assert f"{c.connections_opened} connection(s), {c.connections_prefilled} opened before the clock" in out
