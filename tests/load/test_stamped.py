@@ -194,3 +194,21 @@ def test_a_refused_connection_raises_connect_failed():
 def test_the_probe_says_no_when_the_option_is_refused(monkeypatch):
     monkeypatch.setattr(stamped, "SO_TIMESTAMPNS", -1)
     assert kernel_stamps_work() is False
+
+
+def test_off_linux_connections_use_asyncios_transport_and_the_loop_clock(monkeypatch):
+    """Where the stamped transport is not used, the client still works and says which clock it used."""
+    from tokcaliper.load import http
+    from tokcaliper.load.driver import run_phase
+    from tokcaliper.load.prompts import builtin_prompts
+    from tokcaliper.model.run import LoadConfig
+
+    from .fake_server import FakeServer, FakeTiming
+
+    monkeypatch.setattr(http, "STAMPED", False)
+    with FakeServer(FakeTiming(ttft_s=0.005, itl_s=0.001, tokens=4)) as srv:
+        phase = run_phase(LoadConfig(base_url=srv.base_url, concurrency=2, requests=4, max_tokens=4),
+                          builtin_prompts())
+    assert all(r.ok for r in phase) and len(phase) == 4
+    assert phase.client.reads_kernel_stamped == 0 and phase.client.reads_loop_stamped > 0
+    assert phase.client.arrival_clock == "loop"

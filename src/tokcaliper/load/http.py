@@ -39,6 +39,7 @@ from time import perf_counter
 
 import httptools
 
+from tokcaliper.load.stamped import SUPPORTED as STAMPED
 from tokcaliper.load.stamped import open_stamped
 
 __all__ = ["ConnectFailed", "Exchange", "HttpConnection", "build_post"]
@@ -166,9 +167,10 @@ class HttpConnection(asyncio.Protocol):
     async def open(cls, host: str, port: int, ssl: object = None) -> HttpConnection:
         """Open a connection to ``host:port`` (TLS with an ``ssl.SSLContext``).
 
-        Plain TCP goes through :class:`~tokcaliper.load.stamped.StampedTransport`
-        (reads stamped by the kernel); TLS through asyncio's transport (reads
-        stamped by the loop).
+        Plain TCP on Linux goes through
+        :class:`~tokcaliper.load.stamped.StampedTransport` (reads stamped by
+        the kernel); TLS, and every connection elsewhere, through asyncio's
+        transport (reads stamped by the loop).
 
         Raises:
             ConnectFailed: the connection was refused or could not be made.
@@ -176,7 +178,7 @@ class HttpConnection(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         t0 = perf_counter()
         try:
-            if ssl is None:
+            if ssl is None and STAMPED:
                 conn = cls()
                 await open_stamped(host, port, conn)
             else:

@@ -35,15 +35,20 @@ from __future__ import annotations
 import asyncio
 import socket
 import struct
+import sys
 from time import perf_counter, time_ns
 from typing import Any, Protocol
 
-__all__ = ["READ_SIZE", "SO_TIMESTAMPNS", "StampedProtocol", "StampedTransport", "kernel_stamps_work",
+__all__ = ["READ_SIZE", "SO_TIMESTAMPNS", "SUPPORTED", "StampedProtocol", "StampedTransport", "kernel_stamps_work",
            "open_stamped", "prepare_socket"]
 
 #: ``SO_TIMESTAMPNS`` (= ``SCM_TIMESTAMPNS``) from ``asm-generic/socket.h``;
 #: Python's socket module does not export it.
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+#: Where this transport is used: Linux (the option number is Linux's, and
+#: the loop must offer ``add_reader``); elsewhere asyncio's own transport
+#: carries plain TCP too, stamped by the loop.
+SUPPORTED = sys.platform.startswith("linux")
 #: Bytes per read: asyncio's own default (``max_size`` 256 KiB).
 READ_SIZE = 256 * 1024
 #: Room for one control message carrying a ``struct timespec``.
@@ -268,8 +273,11 @@ def kernel_stamps_work() -> bool:
 
     Opens a loopback connection, sends one byte and reads it back with
     ``recvmsg``, like :class:`StampedTransport` (blocking, 1 s timeout).
-    False where the option is refused or no stamp comes (some sandboxes).
+    False where the option is refused or no stamp comes (some sandboxes), and
+    off Linux (:data:`SUPPORTED`).
     """
+    if not SUPPORTED:
+        return False
     _keep_stamping_on()
     try:
         with socket.create_server(("127.0.0.1", 0)) as lsock:
