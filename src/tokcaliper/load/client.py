@@ -61,9 +61,9 @@ class Endpoint:
         data = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
         return build_post(self.host, self.port, self.path, data)
 
-    def pool(self) -> ConnectionPool:
+    def pool(self, connect_timeout_s: float | None = None) -> ConnectionPool:
         """A connection pool for this endpoint (learned keep-alive shared per server)."""
-        return ConnectionPool(self.host, self.port,
+        return ConnectionPool(self.host, self.port, connect_timeout_s=connect_timeout_s,
                               ssl=ssl.create_default_context() if self.tls else None)
 
 

@@ -279,7 +279,8 @@ async def run_phase_async(
             the records of the requests that had ended.
     """
     ep = endpoint(cfg.base_url)
-    pool = ep.pool()
+    # A connect is bounded like the wait for a first byte (a full listen queue drops handshakes).
+    pool = ep.pool(connect_timeout_s=cfg.first_token_timeout_s or cfg.request_timeout_s)
     out = _Collector(on_request)
     monitor = LoopMonitor()
     if warmup:

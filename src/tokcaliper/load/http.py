@@ -85,6 +85,7 @@ class Exchange:
     __slots__ = (
         "sent", "written", "first_byte", "headers", "ended", "status", "keep_alive",
         "chunks", "stamps", "complete", "error", "error_class", "retry_after", "done", "now", "parser",
+        "framed", "trailing",
     )
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -98,24 +99,41 @@ class Exchange:
         self.error: str | None = None
         self.error_class: str | None = None
         self.retry_after: str | None = None
+        self.framed = False
+        self.trailing = False
         self.done: asyncio.Future[None] = loop.create_future()
         self.parser = httptools.HttpResponseParser(self)
 
     # -- httptools callbacks (run inside HttpConnection.data_received) --------
+    def on_message_begin(self) -> None:
+        if self.complete:  # a second response on one exchange: bytes nobody asked for
+            self.trailing = True
+
     def on_header(self, name: bytes, value: bytes) -> None:
-        if len(name) == 11 and name.lower() == b"retry-after":
+        if self.complete:
+            return
+        lname = name.lower()
+        if lname == b"retry-after":
             self.retry_after = value[:40].decode("latin-1")
+        elif lname in (b"content-length", b"transfer-encoding"):
+            self.framed = True  # the body's end is marked, not the connection's close
 
     def on_headers_complete(self) -> None:
+        if self.complete:
+            return
         self.headers = self.now
         self.status = self.parser.get_status_code()
         self.keep_alive = self.parser.should_keep_alive()
 
     def on_body(self, body: bytes) -> None:
+        if self.complete:
+            return
         self.stamps.append(self.now)
         self.chunks.append(body)
 
     def on_message_complete(self) -> None:
+        if self.complete:
+            return
         self.complete = True
         self.finish(None)
 
@@ -164,8 +182,13 @@ class HttpConnection(asyncio.Protocol):
         self.loop_reads = 0
 
     @classmethod
-    async def open(cls, host: str, port: int, ssl: object = None) -> HttpConnection:
-        """Open a connection to ``host:port`` (TLS with an ``ssl.SSLContext``).
+    async def open(cls, host: str, port: int, ssl: object = None,
+                   timeout_s: float | None = None) -> HttpConnection:
+        """Open a connection to ``host:port`` (TLS with an ``ssl.SSLContext``) within ``timeout_s``.
+
+        A server whose listen queue is full drops the handshake and the
+        kernel retries it for about two minutes, so the connect has its own
+        bound (None: none).
 
         Plain TCP on Linux goes through
         :class:`~tokcaliper.load.stamped.StampedTransport` (reads stamped by
@@ -180,9 +203,13 @@ class HttpConnection(asyncio.Protocol):
         try:
             if ssl is None and STAMPED:
                 conn = cls()
-                await open_stamped(host, port, conn)
+                await asyncio.wait_for(open_stamped(host, port, conn), timeout_s)
             else:
-                _, conn = await loop.create_connection(cls, host, port, ssl=ssl)  # type: ignore[arg-type]
+                _, conn = await asyncio.wait_for(
+                    loop.create_connection(cls, host, port, ssl=ssl), timeout_s)  # type: ignore[arg-type]
+        except TimeoutError:
+            raise ConnectFailed(f"cannot connect to {host}:{port}: no connection within {timeout_s:g} s "
+                                "(is its listen queue full?)") from None
         except OSError as e:
             raise ConnectFailed(f"cannot connect to {host}:{port}: {e}") from None
         conn.connect_s = conn.connected_at - t0
@@ -214,6 +241,8 @@ class HttpConnection(asyncio.Protocol):
             ex.first_byte = now
         try:
             ex.parser.feed_data(data)
+            if ex.trailing:  # more after the response: the connection cannot carry another
+                self.close()
         except httptools.HttpParserUpgrade:
             ex.finish("unexpected protocol upgrade", "bad_http")
             self.close()
@@ -229,8 +258,10 @@ class HttpConnection(asyncio.Protocol):
         self.closed_at = perf_counter()
         ex = self.exchange
         if ex is not None and not ex.done.done():
-            if ex.headers and ex.chunks and exc is None and not ex.parser.get_http_version() == "1.1":
-                ex.finish(None)  # HTTP/1.0 body delimited by the close (RFC 9112 §6.3)
+            if ex.headers and ex.chunks and exc is None and not ex.framed:
+                # Neither a length nor chunking: the close ends the body (RFC 9112 §6.3 item 8).
+                ex.complete = True
+                ex.finish(None)
             elif ex.headers:
                 ex.finish("connection closed mid-response" + (f": {exc}" if exc else ""), "closed_mid_stream")
             else:
@@ -254,7 +285,13 @@ class HttpConnection(asyncio.Protocol):
         self.idle_since = perf_counter()
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connection now, dropping unsent bytes (idempotent).
+
+        The client closes a connection only when its exchange is over or has
+        failed, so nothing left to send matters; a graceful close would wait
+        for a server that may never read (a timed-out request still being
+        written) and keep the socket open.
+        """
         self.client_closed = True
         if self.transport is not None and not self.transport.is_closing():
-            self.transport.close()
+            self.transport.abort()

@@ -108,11 +108,13 @@ class ConnectionPool:
         keepalive: the server's :class:`KeepAlive` record (default: the one
             in :data:`KNOWN`, created if new).
         ssl: an ``ssl.SSLContext`` for ``https`` servers (None: plain TCP).
+        connect_timeout_s: longest wait for one connection, s (None: none).
     """
 
     def __init__(self, host: str, port: int, keepalive: KeepAlive | None = None,
-                 ssl: object = None) -> None:
+                 ssl: object = None, connect_timeout_s: float | None = None) -> None:
         self.host, self.port, self.ssl = host, port, ssl
+        self.connect_timeout_s = connect_timeout_s
         key = f"{host}:{port}"
         self.keepalive = keepalive if keepalive is not None else KNOWN.setdefault(key, KeepAlive())
         self.idle: deque[HttpConnection] = deque()
@@ -125,7 +127,7 @@ class ConnectionPool:
         Raises:
             ConnectFailed: the server refused it.
         """
-        conn = await HttpConnection.open(self.host, self.port, self.ssl)
+        conn = await HttpConnection.open(self.host, self.port, self.ssl, self.connect_timeout_s)
         conn.on_close = self._on_close
         self._all.add(conn)
         self.stats.opened += 1
@@ -133,9 +135,20 @@ class ConnectionPool:
         return conn
 
     async def prefill(self, n: int) -> None:
-        """Open ``n`` idle connections now (before the measured clock starts)."""
-        conns = await asyncio.gather(*(self.open() for _ in range(n)))
-        self.idle.extend(conns)
+        """Open ``n`` idle connections now (before the measured clock starts).
+
+        Raises:
+            ConnectFailed: one could not be opened (every other is closed
+                first, none is left pending).
+        """
+        results = await asyncio.gather(*(self.open() for _ in range(n)), return_exceptions=True)
+        failed = [r for r in results if isinstance(r, BaseException)]
+        if failed:
+            for r in results:
+                if isinstance(r, HttpConnection):
+                    r.close()
+            raise failed[0]
+        self.idle.extend(results)  # type: ignore[arg-type]
         self.stats.prefilled += n
 
     def take_idle(self) -> HttpConnection | None:
