@@ -69,7 +69,13 @@ def test_kernel_stamps_keep_their_time_while_the_loop_is_blocked_again_and_again
         assert len(r.itl_s) == len(served) == 7
         gap_err += [abs(a - b) for a, b in zip(r.itl_s, served)]
         ttft_err.append(r.ttft_s - (e["written"][0] - e["parsed"]))
-    # With the loop's own read times (no kernel stamp) the worst gap is ~6 ms off.
-    assert max(gap_err) < 0.0015, max(gap_err)
-    assert statistics.median(gap_err) < 0.0003
-    assert 0 <= statistics.median(ttft_err) < 0.0015 and max(ttft_err) < 0.003, ttft_err
+    # Measured on a quiet host: gap error p90 0.005-0.007 ms and TTFT error p90
+    # 0.7-0.9 ms; with the loop's own read times (no kernel stamp) 0.8-1.3 ms
+    # and 5.8-6.5 ms (max 6 ms). Percentiles, not the max: on a loaded host
+    # the server itself can be preempted between a write and its log stamp.
+    def p90(xs: list[float]) -> float:
+        return sorted(xs)[int(0.9 * len(xs))]
+
+    assert p90(gap_err) < 0.0003, p90(gap_err)
+    assert statistics.median(gap_err) < 0.0001
+    assert 0 <= statistics.median(ttft_err) and p90(ttft_err) < 0.003, ttft_err
