@@ -7,7 +7,7 @@ import pytest
 
 from tokcaliper.load.arrivals import arrival_offsets, arrival_stats
 from tokcaliper.load.driver import run_phase
-from tokcaliper.load.monitor import DISPATCH_BOUND_S
+from tokcaliper.load.monitor import DISPATCH_BOUND_S, PROBE_INTERVAL_S
 from tokcaliper.load.prompts import builtin_prompts
 from tokcaliper.load.summary import summarize
 from tokcaliper.model.run import LoadConfig
@@ -33,9 +33,11 @@ def test_poisson_at_a_servable_rate_matches_the_request_and_is_sent_on_time():
     assert a.interarrival_cv == pytest.approx(1.0, abs=0.2)
     # Sent on schedule: the median delay is within epoll's 1 ms timer rounding, and
     # no request waited for a connection or a slot — none was later than the loop
-    # itself was late (on a shared machine the OS can hold the loop for ms).
+    # itself was late (on a shared machine the OS can hold the loop for ms). The
+    # probe samples the loop once per interval, so a stall between two probes can
+    # exceed the largest lag it saw by up to one interval.
     assert m.dispatch_s.p50 < 2e-3
-    assert max(r.dispatch_delay_s for r in phase) <= m.client.loop_lag_max_s + 1.5e-3
+    assert max(r.dispatch_delay_s for r in phase) <= m.client.loop_lag_max_s + PROBE_INTERVAL_S
     if m.client.loop_lag_s.p99 < DISPATCH_BOUND_S:  # a quiet machine: not flagged either
         assert not any("scheduled time" in line for line in m.client.limits)
     # TTFT from the schedule ≈ TTFT from the send when the client keeps up (a few ms
