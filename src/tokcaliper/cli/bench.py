@@ -92,7 +92,7 @@ def bench(
     from tokcaliper.numbers import num
     from tokcaliper.report.output import emit, stderr
     from tokcaliper.report.text import esc
-    from tokcaliper.report.run_view import render_telemetry, runs_table
+    from tokcaliper.report.run_view import render_client, render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.load.client import server_root
     from tokcaliper.servers.managed import validate_base_url
@@ -266,14 +266,7 @@ def bench(
             if len(sweep) > 1:
                 console.print(f"[bold]{a}[/bold]: open loop at {num(r)} req/s")
             console.print(runs_table(rr))
-            for x in rr:  # the client's own error bar (tokcaliper.load.monitor)
-                c = x.metrics.client
-                if c is None:
-                    continue
-                console.print(f"  client, run {x.repetition + 1}: {client_line(c)}")
-                if c.client_limited:
-                    for line in c.limits:
-                        console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {line}")
+            render_client(console, rr)
             render_telemetry(console, rr)
             for x in rr:
                 if not x.valid:
@@ -287,35 +280,6 @@ def bench(
             render_sweep(console, sweep)
 
     emit(payload, json_out, render)
-
-
-def client_line(c) -> str:  # type: ignore[no-untyped-def]
-    """One line of the load client's own figures for a run (:class:`~tokcaliper.model.run.ClientHealth`).
-
-    Loop lag p99 and max with the probe count, the loop's CPU share, which
-    clock stamped the arrivals (and in how many reads), the connections.
-    """
-    from tokcaliper.numbers import num
-
-    parts = []
-    lag = c.loop_lag_s
-    if lag.n:
-        parts.append(f"loop lag p99 {num(lag.p99 * 1000)} ms, max {num((c.loop_lag_max_s or 0) * 1000)} ms "
-                     f"(n={lag.n} probes)")
-    if c.cpu_share is not None:
-        parts.append(f"CPU {num(c.cpu_share * 100)} % of a core")
-    reads = c.reads_kernel_stamped + c.reads_loop_stamped
-    if reads:
-        if c.reads_kernel_stamped:
-            parts.append(f"arrivals kernel-stamped in {c.reads_kernel_stamped} of {reads} reads")
-        else:
-            parts.append(f"arrivals stamped by the loop in all {reads} reads (no kernel stamps)")
-    if c.connections_opened:
-        keeps = {True: "kept by the server", False: "closed by the server after each stream",
-                 None: "reuse not yet known"}[c.server_keeps_alive]
-        parts.append(f"{c.connections_opened} connection(s), {c.connections_prefilled} opened before the clock, "
-                     f"{keeps}")
-    return "; ".join(parts) if parts else "no figures"
 
 
 def no_valid_run(runs, db: Path) -> str:  # type: ignore[no-untyped-def]

@@ -24,8 +24,8 @@ arrivals came from. TLS connections keep asyncio's transport
 
 The transport implements the part of :class:`asyncio.Transport` that
 :class:`tokcaliper.load.http.HttpConnection` uses: ``write``, ``close``,
-``abort``, ``is_closing``, ``get_extra_info``, and calls the protocol's
-``connection_made``, ``data_received_at(data, stamp)``, ``eof_received`` and
+``abort``, ``is_closing``, and calls the protocol's
+``connection_made``, ``data_received_at(data, stamp, kernel)``, ``eof_received`` and
 ``connection_lost`` as asyncio does (``connection_lost`` from a later loop
 pass).
 """
@@ -165,11 +165,10 @@ class StampedTransport:
 
     def abort(self) -> None:
         """Close now, dropping unsent bytes."""
-        self._closing = True
-        self._wbuf.clear()
-        self._finish(None)
+        self._fatal(None)
 
-    def _fatal(self, exc: Exception) -> None:
+    def _fatal(self, exc: Exception | None) -> None:
+        """Close now, dropping unsent bytes; the protocol hears ``exc``."""
         self._closing = True
         self._wbuf.clear()
         self._finish(exc)
@@ -182,16 +181,6 @@ class StampedTransport:
         self._loop.remove_writer(self._fd)
         self._sock.close()
         self._loop.call_soon(self._protocol.connection_lost, exc)
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        if name == "socket":
-            return self._sock
-        if name == "peername":
-            try:
-                return self._sock.getpeername()
-            except OSError:
-                return default
-        return default
 
 
 #: A socket that keeps the host's receive stamping switched on (see

@@ -8,7 +8,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from tokcaliper.model.run import Percentiles, Run
+from tokcaliper.model.run import ClientHealth, Percentiles, Run
 from tokcaliper.model import warnings as W
 from tokcaliper.numbers import num, seconds
 from tokcaliper.report.text import esc
@@ -80,6 +80,44 @@ def render_run_detail(console: Console, run: Run) -> None:
         console.print("  server counters (after − before): " + ", ".join(
             f"{esc(k)}={int(v) if float(v).is_integer() else num(v, 6)}" for k, v in sorted(run.counters_delta.items())))
     render_telemetry(console, [run])
+
+
+def client_line(c: ClientHealth) -> str:
+    """One line of the load client's own figures for a run (:class:`~tokcaliper.model.run.ClientHealth`).
+
+    Loop lag p99 and max with the probe count, the loop's CPU share, which
+    clock stamped the arrivals (and in how many reads), the connections.
+    """
+    parts = []
+    lag = c.loop_lag_s
+    if lag.n:
+        parts.append(f"loop lag p99 {_ms(lag.p99)} ms, max {_ms(c.loop_lag_max_s)} ms "
+                     f"(n={lag.n} probes)")
+    if c.cpu_share is not None:
+        parts.append(f"CPU {num(c.cpu_share * 100)} % of a core")
+    reads = c.reads_kernel_stamped + c.reads_loop_stamped
+    if reads:
+        if c.reads_kernel_stamped:
+            parts.append(f"arrivals kernel-stamped in {c.reads_kernel_stamped} of {reads} reads")
+        else:
+            parts.append(f"arrivals stamped by the loop in all {reads} reads (no kernel stamps)")
+    if c.connections_opened:
+        keeps = {True: "kept by the server", False: "closed by the server after each stream",
+                 None: "reuse not yet known"}[c.server_keeps_alive]
+        parts.append(f"{c.connections_opened} connection(s), {c.connections_prefilled} opened before the clock, "
+                     f"{keeps}")
+    return "; ".join(parts) if parts else "no figures"
+
+
+def render_client(console: Console, runs: Sequence[Run]) -> None:
+    """The load client's own error bar per run (:func:`client_line`), and a warning per crossed bound."""
+    for x in runs:
+        c = x.metrics.client
+        if c is None:
+            continue
+        console.print(f"  client, run {x.repetition + 1}: {client_line(c)}")
+        for line in c.limits:
+            console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {line}")
 
 
 def render_telemetry(console: Console, runs: Sequence[Run]) -> None:
