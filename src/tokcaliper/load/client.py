@@ -185,12 +185,10 @@ async def stream_chat(
     loop = asyncio.get_running_loop()
     while True:
         if started is None:
-            conn = pool.take_idle()
-            if conn is None:
-                try:
-                    conn = await pool.open()
-                except ConnectFailed as e:
-                    raise ServerGone(str(e)) from None
+            try:
+                conn = await pool.acquire()  # no suspension when an idle connection is ready
+            except ConnectFailed as e:
+                raise ServerGone(str(e)) from None
             ex = Exchange(loop)
             conn.send(request, ex)
             pool.note_sent(conn)
