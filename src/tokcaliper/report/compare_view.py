@@ -88,9 +88,15 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
     f = "F undefined" if v.f is None else f"F-test F = {statistic(v.f)}, p = {p_value(v.f_p)}"
     _say(console, escape(f"variances: {bf}{f}"))
     if an.mde is not None:
-        need = "more than 10⁹" if an.runs_needed is None else str(an.runs_needed)
-        _say(console, escape(f"MDE with these runs: ±{percent(an.mde)}; runs per arm for "
-                             f"±{percent(an.target_effect)} at power 0.8: {need}"))
+        if an.target_effect <= an.noise_band:
+            need = "none at any n (inside the noise band)"
+        else:
+            need = "more than 10⁹" if an.runs_needed is None else str(an.runs_needed)
+        unit = "pairs" if an.paired is not None else "runs per arm"
+        _say(console, escape(f"MDE with these runs: ±{percent(an.mde)}, so changes below "
+                             f"±{percent(an.noise_band + an.mde)} (band + MDE) cannot be called; "
+                             f"{unit} for a verdict on ±{percent(an.target_effect)} at power 0.8: "
+                             f"{need}"))
     if an.tost is not None:
         t = an.tost
         _say(console, escape(f"equivalence (TOST ±{percent(t.margin)}): p = {p_value(t.p)}, "

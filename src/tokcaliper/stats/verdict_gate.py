@@ -101,6 +101,7 @@ def gate(
     runs_needed: int | None = None,
     target_effect: float | None = None,
     test_label: str = "p",
+    advice: str | None = None,
 ) -> GateResult:
     """Decide the verdict class from one comparison's figures.
 
@@ -116,6 +117,9 @@ def gate(
         runs_needed: runs per arm to resolve ``target_effect``.
         target_effect: the relative difference ``runs_needed`` refers to.
         test_label: how to name p in the text, e.g. "paired p".
+        advice: the runs-needed sentence of an inconclusive verdict, when the
+            caller computed it with the gate's power (replaces the plain
+            "about N runs per arm" built from ``runs_needed``).
 
     Returns:
         :class:`GateResult`.
@@ -169,10 +173,13 @@ def gate(
     why = ""
     if significant and not outside:
         why = f" (significant{p_short}, but the CI reaches into the ±{_pct(noise_band)} noise band)"
+    # A verdict needs the whole CI beyond the band: with a CI half-width of
+    # about the MDE, changes below band + MDE cannot be called (issue 17 item 3).
     mde_txt = ("" if mde is None else
-               f"differences below ±{_pct(mde)} cannot be seen with these runs")
-    need_txt = ""
-    if runs_needed is not None and target_effect is not None:
+               f"changes below ±{_pct(noise_band + mde)} (noise band ±{_pct(noise_band)} + MDE "
+               f"±{_pct(mde)}) cannot be called with these runs")
+    need_txt = advice or ""
+    if advice is None and runs_needed is not None and target_effect is not None:
         need_txt = (f"about {runs_needed} runs per arm would be needed to resolve "
                     f"±{_pct(target_effect)}")
     tail = "; ".join(x for x in (mde_txt, need_txt) if x)
