@@ -38,6 +38,10 @@ def compare_cmd(
     paired: Annotated[bool, typer.Option("--paired", help="--a/--b were interleaved: pair k = (a[k], b[k]); the paired analysis decides.")] = False,
     names: Annotated[Optional[str], typer.Option("--names", help="Display names BASELINE,CANDIDATE (default A,B).")] = None,
     arms: Annotated[Optional[str], typer.Option("--arms", help="CSV arms to compare: BASELINE,CANDIDATE.")] = None,
+    control: Annotated[Optional[str], typer.Option(
+        "--control", help="The reference arm (ratios are other/control) of --csv or --a/--b (by "
+                          "--names). Default: an arm named A, baseline or control, else the first "
+                          "in the file.")] = None,
     metric: Annotated[str, typer.Option("--metric", help="Metric name: sets the direction (higher/lower is better).")] = "aggregate_output_tok_s",
     better: Annotated[Optional[str], typer.Option("--better", help="Override the direction: higher or lower.")] = None,
     unit: Annotated[str, typer.Option("--unit", help="Unit shown beside the means.")] = "",
@@ -77,6 +81,9 @@ def compare_cmd(
         raise InputError("--paired is for --a/--b; a CSV is paired by its pair column")
     if arms is not None and mode != "--csv":
         raise InputError("--arms is for --csv; use --names for display names")
+    if control is not None and mode not in ("--csv", "--a/--b"):
+        raise InputError("--control is for --csv and --a/--b (an experiment compares with its "
+                         "first arm)")
     if better not in (None, "higher", "lower"):
         raise InputError(f"--better must be higher or lower, got {better!r}")
 
@@ -137,9 +144,17 @@ def compare_cmd(
         emit(an, as_json, lambda console: render_analysis(an, console))
         return
     if mode == "--a/--b":
-        an = analyze_samples(parse_number_list(a, "--a"), parse_number_list(b, "--b"),  # type: ignore[arg-type]
-                             display, paired=paired, metric=metric,
+        from tokcaliper.experiment.samples import choose_control
+
+        va, vb = parse_number_list(a, "--a"), parse_number_list(b, "--b")  # type: ignore[arg-type]
+        why = None
+        if control is not None:
+            ctrl, why = choose_control(list(display), control)
+            if ctrl == display[1]:  # the candidate named as control: swap the roles
+                display, va, vb = (display[1], display[0]), vb, va
+        an = analyze_samples(va, vb, display, paired=paired, metric=metric,
                              higher_is_better=direction(metric), **settings)
+        an = an.model_copy(update={"control_reason": why})
         emit(an, as_json, lambda console: render_analysis(an, console))
         return
 
@@ -148,12 +163,13 @@ def compare_cmd(
         text = csv_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read --csv {csv_path}: {e}") from None
-    table = parse_samples_csv(text, _names(arms, "--arms"), source=str(csv_path))
+    table = parse_samples_csv(text, _names(arms, "--arms"), source=str(csv_path), control=control)
     analyses = []
     for s in table.metrics:
         m = s.metric or metric
         analyses.append(analyze_samples(s.a, s.b, s.names, paired=s.paired, metric=m,
-                                        higher_is_better=direction(m), **settings))
+                                        higher_is_better=direction(m), **settings)
+                        .model_copy(update={"control_reason": table.control_reason}))
     if len(analyses) == 1:
         an = analyses[0]
         emit(an, as_json, lambda console: render_analysis(an, console))

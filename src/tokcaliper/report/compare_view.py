@@ -58,6 +58,7 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
         _say(console, f"[bold]tokcaliper compare[/bold] — {escape(nb)} against {escape(na)} "
                       f"(baseline), {escape(an.metric)}, "
                       f"{'higher' if an.higher_is_better else 'lower'} is better")
+        _control_line(an, console)
     else:
         _say(console, f"[bold]{escape(an.metric)}[/bold] "
                       f"({'higher' if an.higher_is_better else 'lower'} is better)")
@@ -111,6 +112,13 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
     _say(console, "sources: " + escape("; ".join(an.report.sources)), style="dim")
 
 
+def _control_line(an: ABAnalysis, console: Console) -> None:
+    """The reference arm and why it is the reference (issue 17 item 6); always printed."""
+    why = an.control_reason or "given as --a (the first of --names)"
+    _say(console, escape(f"control (reference, the ratio's denominator): {an.a.name} — {why}; "
+                         f"ratios are {an.b.name}/{an.a.name}"))
+
+
 def render_multi(mc: MultiComparison, console: Console) -> None:
     """Print several metrics' comparisons and the Holm note."""
     if not mc.metrics:
@@ -118,6 +126,7 @@ def render_multi(mc: MultiComparison, console: Console) -> None:
     first = mc.metrics[0]
     _say(console, f"[bold]tokcaliper compare[/bold] — {escape(first.b.name)} against "
                   f"{escape(first.a.name)} (baseline), {len(mc.metrics)} metrics")
+    _control_line(first, console)
     _say(console, escape(mc.note))
     for an in mc.metrics:
         console.print()

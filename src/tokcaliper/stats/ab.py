@@ -173,6 +173,9 @@ class ABEvidence(BaseModel):
             Δ used for ``runs_needed`` (runs per arm / pairs).
         stably_slow: name of an arm flagged "stably slow" (M9), else ``None``.
         notes: caveats.
+        control_reason: why ``a`` is the reference arm (``--control``, its name,
+            first in the file), set by the caller that chose it; ``None`` when the
+            roles were given positionally (``--a``/``--b``).
     """
 
     metric: str
@@ -201,6 +204,7 @@ class ABEvidence(BaseModel):
     runs_needed: int | None
     stably_slow: str | None
     notes: list[str]
+    control_reason: str | None = None
 
 
 class ABAnalysis(ABEvidence):
