@@ -49,6 +49,11 @@ def compare_cmd(
     noise_band: Annotated[float, typer.Option("--noise-band", help="No faster/slower while the CI reaches within ±band of 1.")] = 0.01,
     margin: Annotated[Optional[float], typer.Option("--margin", help="Equivalence margin E (fraction): allows 'equivalent within ±E' (TOST).")] = None,
     effect: Annotated[Optional[float], typer.Option("--effect", help="The effect you care about (fraction), for the runs needed.")] = None,
+    noise_abs: Annotated[Optional[float], typer.Option(
+        "--noise-abs", help="Compare on the difference b − a with this absolute noise floor, in the "
+                            "metric's unit (for metrics that can be 0 or sit at their resolution). "
+                            "Default: the metric's known resolution, if any (client_loop_lag_p99_ms: 1 ms); "
+                            "else ratios with --noise-band.")] = None,
     experiment: Annotated[Optional[str], typer.Option(
         "--experiment", help="A stored experiment id: every arm against the first, with the file's "
                              "alpha, noise band, margin and effect.")] = None,
@@ -84,6 +89,13 @@ def compare_cmd(
     if control is not None and mode not in ("--csv", "--a/--b"):
         raise InputError("--control is for --csv and --a/--b (an experiment compares with its "
                          "first arm)")
+    if noise_abs is not None and mode not in ("--csv", "--a/--b"):
+        raise InputError("--noise-abs is for --csv and --a/--b (runs); summaries and single numbers "
+                         "are compared as ratios")
+    if noise_abs is not None:
+        from tokcaliper.stats.difference import check_noise_abs
+
+        check_noise_abs(noise_abs)
     if better not in (None, "higher", "lower"):
         raise InputError(f"--better must be higher or lower, got {better!r}")
 
@@ -135,6 +147,15 @@ def compare_cmd(
         validate_metric(name)
         return higher_is_better(name)
 
+    def floor(name: str) -> float | None:
+        """--noise-abs, else the metric's known resolution from the registry (or None: ratios)."""
+        if noise_abs is not None:
+            return noise_abs
+        from tokcaliper.model.metrics import METRICS
+
+        m = METRICS.get(name)
+        return None if m is None else m.noise_abs
+
     settings = {"alpha": alpha, "noise_band": noise_band, "margin": margin, "effect": effect,
                 "unit": unit}
     if mode == "--a-stats/--b-stats":
@@ -153,7 +174,7 @@ def compare_cmd(
             if ctrl == display[1]:  # the candidate named as control: swap the roles
                 display, va, vb = (display[1], display[0]), vb, va
         an = analyze_samples(va, vb, display, paired=paired, metric=metric,
-                             higher_is_better=direction(metric), **settings)
+                             higher_is_better=direction(metric), noise_abs=floor(metric), **settings)
         an = an.model_copy(update={"control_reason": why})
         emit(an, as_json, lambda console: render_analysis(an, console))
         return
@@ -168,7 +189,7 @@ def compare_cmd(
     for s in table.metrics:
         m = s.metric or metric
         analyses.append(analyze_samples(s.a, s.b, s.names, paired=s.paired, metric=m,
-                                        higher_is_better=direction(m), **settings)
+                                        higher_is_better=direction(m), noise_abs=floor(m), **settings)
                         .model_copy(update={"control_reason": table.control_reason}))
     if len(analyses) == 1:
         an = analyses[0]

@@ -174,6 +174,7 @@ def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate
                 samples.a, samples.b, (baseline, candidate), paired=samples.paired, metric=name,
                 unit=metric.unit, higher_is_better=metric.higher_is_better, alpha=spec.alpha,
                 noise_band=spec.noise_band, margin=spec.equivalence_margin, effect=spec.effect,
+                noise_abs=metric.noise_abs,  # difference scale where the resolution is known
             ))
     except InputError as e:
         if not analyses:

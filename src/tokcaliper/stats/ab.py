@@ -176,6 +176,12 @@ class ABEvidence(BaseModel):
         control_reason: why ``a`` is the reference arm (``--control``, its name,
             first in the file), set by the caller that chose it; ``None`` when the
             roles were given positionally (``--a``/``--b``).
+        scale: "ratio" (b/a, relative noise band) or "difference" (b − a in the
+            unit, absolute noise floor ``noise_abs``; :mod:`tokcaliper.stats.difference`).
+            On the difference scale ``ratio_of_means``/``decision_ratio`` are
+            ``None`` unless both means are > 0, and ``difference``,
+            ``difference_ci`` (``1 − α``) and ``differences`` (pairs b_k − a_k,
+            ``None`` unpaired) carry the estimate; ``target_effect`` is then in the unit.
     """
 
     metric: str
@@ -188,7 +194,7 @@ class ABEvidence(BaseModel):
     input_kind: Literal["samples", "summary"]
     a: ArmStats
     b: ArmStats
-    ratio_of_means: float
+    ratio_of_means: float | None
     ratio_of_means_ci: tuple[float, float] | None
     welch: WelchResult
     variance: VarianceTest
@@ -197,7 +203,7 @@ class ABEvidence(BaseModel):
     tost: TostResult | None
     decided_by: Literal["paired", "welch"]
     p_raw: float | None
-    decision_ratio: float
+    decision_ratio: float | None
     decision_ci: tuple[float, float] | None
     mde: float | None
     target_effect: float
@@ -205,6 +211,11 @@ class ABEvidence(BaseModel):
     stably_slow: str | None
     notes: list[str]
     control_reason: str | None = None
+    scale: Literal["ratio", "difference"] = "ratio"
+    noise_abs: float | None = None
+    difference: float | None = None
+    difference_ci: tuple[float, float] | None = None
+    differences: list[float] | None = None
 
 
 class ABAnalysis(ABEvidence):
@@ -474,6 +485,7 @@ def analyze_samples(
     noise_band: float = DEFAULT_NOISE_BAND,
     margin: float | None = None,
     effect: float | None = None,
+    noise_abs: float | None = None,
 ) -> ABAnalysis:
     """Compare the runs of a candidate arm ``b`` with a baseline arm ``a``.
 
@@ -486,6 +498,10 @@ def analyze_samples(
         alpha: two-sided level in (0, 0.5). noise_band: half-width around 1 (fraction).
         margin: equivalence margin E (fraction) or ``None`` (no TOST).
         effect: the effect the user cares about (fraction), for the runs needed.
+        noise_abs: compare on the difference scale b − a with this absolute
+            noise floor (metric's unit) instead of ratios
+            (:func:`tokcaliper.stats.difference.analyze_difference`): for metrics
+            that can be 0 or sit at their resolution.
 
     Returns:
         :class:`ABAnalysis` (not Holm-corrected; see :func:`compare_metrics`).
@@ -495,11 +511,20 @@ def analyze_samples(
             non-finite or non-positive values, settings out of range.
     """
     _check_settings(alpha, noise_band, margin, effect)
+    if noise_abs is not None:
+        from tokcaliper.stats.difference import analyze_difference
+
+        return analyze_difference(a, b, names, paired=paired, metric=metric, unit=unit,
+                                  higher_is_better=higher_is_better, alpha=alpha,
+                                  noise_abs=noise_abs, effect=effect, margin=margin,
+                                  noise_band=noise_band)
     na, nb = names
     arm_a, arm_b = _arm(a, na), _arm(b, nb)
     for arm in (arm_a, arm_b):
         if arm.min is not None and arm.min <= 0:
-            raise InputError(f"arm {arm.name}: ratios need positive values, got {num(arm.min, 6, trim=True)}")
+            raise InputError(f"arm {arm.name}: ratios need positive values, got {num(arm.min, 6, trim=True)}; "
+                             "compare on the difference scale with --noise-abs X (the smallest "
+                             "change worth calling, in the metric's unit)")
     if paired and arm_a.n != arm_b.n:
         raise InputError(f"paired runs need equal run counts per arm, got {na}: {arm_a.n} and "
                          f"{nb}: {arm_b.n}")
@@ -624,6 +649,11 @@ def decide(ev: ABEvidence, p_used: float | None = None, tost_p_used: float | Non
         ev: the figures. p_used / tost_p_used: corrected p-values to gate on
             (default: the raw ones). holm_m: size of the Holm family (1 = none).
     """
+    if ev.scale == "difference":
+        from tokcaliper.stats.difference import decide_difference
+
+        return decide_difference(ev, p_used, holm_m)
+    assert ev.decision_ratio is not None
     p = ev.p_raw if p_used is None else p_used
     tp = None if ev.tost is None else (ev.tost.p if tost_p_used is None else tost_p_used)
     label = ("paired p" if ev.decided_by == "paired" else "Welch p") + (
