@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from tokcaliper.errors import InputError
 from tokcaliper.model.verdict import Status, Verdict
 from tokcaliper.numbers import num, p_value, statistic
 from tokcaliper.stats.verdict_gate import GateResult, gate_difference
+
+if TYPE_CHECKING:  # ab imports this module lazily; the types only for checkers
+    from tokcaliper.stats.ab import ABAnalysis, ABEvidence
 
 __all__ = ["SOURCE_DIFFERENCE", "analyze_difference", "check_noise_abs", "decide_difference"]
 
@@ -59,7 +63,7 @@ def _q(x: float | None, unit: str) -> str:
 def analyze_difference(a: Sequence[float], b: Sequence[float], names: tuple[str, str], *,
                        paired: bool, metric: str, unit: str, higher_is_better: bool,
                        alpha: float, noise_abs: float, effect: float | None,
-                       margin: float | None, noise_band: float):
+                       margin: float | None, noise_band: float) -> ABAnalysis:
     """Compare two arms on b − a with an absolute noise floor (module docstring).
 
     Args:
@@ -77,7 +81,7 @@ def analyze_difference(a: Sequence[float], b: Sequence[float], names: tuple[str,
     """
     from scipy import stats as st
 
-    from tokcaliper.stats.ab import ABEvidence, _arm, _require_variation
+    from tokcaliper.stats.ab import ABEvidence, _arm, _require_variation  # noqa: F811
     from tokcaliper.stats.compare import compare_arms
 
     check_noise_abs(noise_abs)
@@ -152,7 +156,7 @@ def _need(target: float, noise_abs: float, sd_d: float, alpha: float, design: st
     return n_verdict(target - noise_abs, sd_d, alpha, 0.8, design=design)
 
 
-def _advice(ev, basis: str) -> str:  # type: ignore[no-untyped-def]
+def _advice(ev: ABEvidence, basis: str) -> str:
     unit = "pairs" if ev.differences is not None else "runs per arm"
     n = len(ev.differences) if ev.differences is not None else min(ev.a.n, ev.b.n)
     tgt = _q(ev.target_effect, ev.unit)
@@ -169,15 +173,15 @@ def _advice(ev, basis: str) -> str:  # type: ignore[no-untyped-def]
             f"power 0.8 that the CI clears ±{_q(ev.noise_abs, ev.unit)})")
 
 
-def decide_difference(ev, p_used: float | None = None, holm_m: int = 1, *,  # type: ignore[no-untyped-def]
-                      basis: str | None = None):
+def decide_difference(ev: ABEvidence, p_used: float | None = None, holm_m: int = 1, *,
+                      basis: str | None = None) -> ABAnalysis:
     """Gate a difference-scale :class:`~tokcaliper.stats.ab.ABEvidence` and write its report.
 
     Args:
         ev: evidence with ``scale == "difference"``. p_used: Holm-adjusted p, if any.
         holm_m: size of the Holm family. basis: how the target Δ was chosen (text).
     """
-    from tokcaliper.stats.ab import ABAnalysis, ABEvidence
+    from tokcaliper.stats.ab import ABAnalysis, ABEvidence  # noqa: F811 (runtime import)
 
     p = ev.p_raw if p_used is None else p_used
     if basis is None:
@@ -193,7 +197,7 @@ def decide_difference(ev, p_used: float | None = None, holm_m: int = 1, *,  # ty
                       report=_report(ev, g, p, holm_m, basis))
 
 
-def _report(ev, g: GateResult, p: float | None, holm_m: int, basis: str) -> Verdict:  # type: ignore[no-untyped-def]
+def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int, basis: str) -> Verdict:
     from tokcaliper.stats.ab import SOURCE_GATE, _arm_line
     from tokcaliper.stats.compare import SOURCE_VAR, SOURCE_WELCH
 

@@ -694,6 +694,7 @@ def plan(
         cooldown_seconds=cooldown, cv_source=cv_source, mde_quick_n=m_n, mde_quick_1=m_1,
         mde_power_n=m_pw, n_quick_raw=nq_raw, n_quick=nq, power_of_quick=pq, n_power=npw,
         noise_band=noise_band, design=design, n_power_gated=n_gated, power_gated_n=p_gated,
-        verdict_reachable=reachable, mde_gated_n=m_gated, power_at_n=p_n, budget_seconds_n=b_n, budget_seconds_quick=b_q, budget_seconds_power=b_p,
+        verdict_reachable=reachable, mde_gated_n=m_gated, power_at_n=p_n, budget_seconds_n=b_n,
+        budget_seconds_quick=b_q, budget_seconds_power=b_p,
         verdict=verdict, warnings=warns,
     )
