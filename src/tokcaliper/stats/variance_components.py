@@ -273,6 +273,8 @@ def allocation(var_restart: float, var_run: float, *, restarts: int, runs_per_re
     summary = (f"more {better} shrink the MDE faster ({percent(now)} now; per second "
                f"{num(max(gi, gm) / max(min(gi, gm), 1e-300), 2)}× the other option); "
                + ("no restart-level variance: use one restart and add runs" if math.isinf(m_star)
+                  else f"the time-optimal design has one run per restart (m* = {num(m_star, 2)} < 1): "
+                       "restart for every run" if m_star < 1
                   else f"the time-optimal design has about {num(m_star, 2)} runs per restart"))
     return Allocation(restarts=i, runs_per_restart=m, restart_s=restart_s, run_s=run_s,
                       mde_now=now, mde_more_restarts=more_i, mde_more_runs=more_m,
