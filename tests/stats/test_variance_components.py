@@ -177,3 +177,4 @@ def test_experiment_with_managed_arms_reports_each_arms_split(tmp_path, capsys):
     assert main(["experiment", "show", "e1", "--db", str(db)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "where the variance lives" in out and "A, aggregate_output_tok_s: restart-level sd" in out
+    assert "control (reference, the ratio's denominator): A — the first arm of the experiment file" in out

@@ -162,13 +162,14 @@ def compare_cmd(
         an = analyze_summary(parse_summary_stats(a_stats, "--a-stats"),  # type: ignore[arg-type]
                              parse_summary_stats(b_stats, "--b-stats"),  # type: ignore[arg-type]
                              display, metric=metric, higher_is_better=direction(metric), **settings)
+        an = an.model_copy(update={"control_reason": "given as --a-stats"})
         emit(an, as_json, lambda console: render_analysis(an, console))
         return
     if mode == "--a/--b":
         from tokcaliper.experiment.samples import choose_control
 
         va, vb = parse_number_list(a, "--a"), parse_number_list(b, "--b")  # type: ignore[arg-type]
-        why = None
+        why = "given as --a" + (" (the first of --names)" if names is not None else "")
         if control is not None:
             ctrl, why = choose_control(list(display), control)
             if ctrl == display[1]:  # the candidate named as control: swap the roles

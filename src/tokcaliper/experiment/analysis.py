@@ -254,4 +254,6 @@ def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate
         if not analyses:
             return Comparison(baseline=baseline, candidate=candidate, error=str(e))
         # A secondary metric that cannot be compared must not hide the primary one.
+    why = "the first arm of the experiment file (every other arm is compared with it)"
+    analyses = [x.model_copy(update={"control_reason": why}) for x in analyses]
     return Comparison(baseline=baseline, candidate=candidate, metrics=compare_metrics(analyses))

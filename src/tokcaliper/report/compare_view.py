@@ -147,7 +147,7 @@ def _render_difference(an: ABAnalysis, console: Console) -> None:
 
 def _control_line(an: ABAnalysis, console: Console) -> None:
     """The reference arm and why it is the reference (issue 17 item 6); always printed."""
-    why = an.control_reason or "given as --a (the first of --names)"
+    why = an.control_reason or "given first"
     rel = (f"differences are {an.b.name} − {an.a.name}" if an.scale == "difference"
            else f"ratios are {an.b.name}/{an.a.name}")
     role = "subtracted" if an.scale == "difference" else "the ratio's denominator"
