@@ -137,6 +137,10 @@ def test_user_text_is_printed_literally(capsys):
     (["--a", A, "--b", B, "--alpha", "0.7"], "--alpha must be between 0 and 0.5"),
     (["--csv", "/nonexistent/x.csv"], "cannot read --csv"),
     (["--a", A, "--b", B, "--names", "A"], "--names must be two different names"),
+    (["--a", A, "--b", B, "--control", "C"], "--control 'C' is not an arm of the comparison (arms: A, B)"),
+    (["--a-stats", "1,2,3", "--b-stats", "1,2,3", "--control", "A"], "--control is for --csv and --a/--b"),
+    (["--a", A, "--b", B, "--noise-abs", "nan"], "--noise-abs must be a number ≥ 0"),
+    (["--a", "0,1,2", "--b", B], "compare on the difference scale with --noise-abs X"),
 ])
 def test_bad_input_one_line_exit_2(capsys, args, msg):
     rc, out, err = _run(capsys, args)

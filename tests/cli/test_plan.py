@@ -63,6 +63,7 @@ def test_negative_cv_is_one_line_error(capsys):
         (["--cv", "0.1", "--effect", "0.05", "--from-runs", "1,2"], "give exactly one of --cv or --from-runs"),
         (["--effect", "0.05", "--from-runs", "1,2"], "--from-runs needs --metric"),
         (["--effect", "0.05", "--from-runs", "a,b", "--metric", "m"], "--from-runs must list run ids like 3,4,5"),
+        (["--cv", "0.1", "--effect", "0.05", "--design", "blocked"], "--design must be paired or independent"),
     ],
 )
 def test_other_errors(capsys, extra, msg):
