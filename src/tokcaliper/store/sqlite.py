@@ -28,7 +28,7 @@ from tokcaliper.telemetry.raw import pack_samples, unpack_samples
 from tokcaliper.model.timestamps import normalize_utc_iso
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA_V1 = """
     CREATE TABLE runs (
@@ -161,8 +161,16 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
         )
 
 
+def _migrate_v3(conn: sqlite3.Connection) -> None:
+    """v2 → v3: column ``restart`` (0-based index of the server start a run ran under,
+    ``bench --restarts``; NULL for older runs and runs without restarts), so that
+    restart-level and run-level variance can be split (issue 17 item 7)."""
+    _execute_script(conn, "ALTER TABLE runs ADD COLUMN restart INTEGER")
+
+
 #: Schema version → the function that upgrades the previous version to it.
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_v1, 2: _migrate_v2}
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3}
 
 
 class RunRow(BaseModel):
@@ -266,6 +274,7 @@ def write_recovery_file(run: Run, db_path: Path) -> Path | None:
 #: Tables every database of a schema version has (a missing one means damage).
 _TABLES = {1: {"runs", "run_scalars", "requests"},
            2: {"runs", "run_scalars", "requests", "experiments", "outcomes", "telemetry_samples"}}
+_TABLES[3] = _TABLES[2]  # v3 adds a column (runs.restart), no table
 
 
 def _dumps(obj: object) -> str:
@@ -276,7 +285,7 @@ def _dumps(obj: object) -> str:
 _SCALAR_COLUMNS = [
     "session", "arm", "repetition", "position", "rest_s", "started_at", "finished_at",
     "command_line", "server_command", "server_version", "tool_version", "counters_error",
-    "warmup_run", "valid", "invalid_reason", "readback",
+    "warmup_run", "valid", "invalid_reason", "readback", "restart",
 ]
 #: Run fields stored as JSON: column → (field, model or None for plain JSON).
 _JSON_FIELDS: dict[str, tuple[str, type[BaseModel] | None]] = {
