@@ -91,6 +91,7 @@ def test_readback_mismatch_stop_and_continue(tmp_path):
 url = "{fake.base_url}"
 runs_per_arm = 2
 warmup_runs = 0
+order = "alternate"
 [[arms]]
 name = "A"
 switch = "true"

@@ -118,6 +118,7 @@ def compare_cmd(
         parse_number_list,
         parse_samples_csv,
         parse_summary_stats,
+        tags_of,
     )
     from tokcaliper.report.compare_view import render_analysis, render_multi
     from tokcaliper.stats.ab import analyze_samples, analyze_summary, compare_metrics
@@ -153,7 +154,8 @@ def compare_cmd(
     for s in table.metrics:
         m = s.metric or metric
         analyses.append(analyze_samples(s.a, s.b, s.names, paired=s.paired, metric=m,
-                                        higher_is_better=direction(m), **settings))
+                                        higher_is_better=direction(m), tags=tags_of(s),
+                                        **settings))
     if len(analyses) == 1:
         an = analyses[0]
         emit(an, as_json, lambda console: render_analysis(an, console))

@@ -21,12 +21,14 @@ from tokcaliper.model.metrics import get_metric
 from tokcaliper.model.run import Run
 from tokcaliper.stats.ab import MultiComparison, analyze_samples, compare_metrics
 from tokcaliper.stats.describe import Description, describe
+from tokcaliper.stats.outliers import RunTags
 from tokcaliper.stats.sequential import SequentialDecision, sequential_step
 from tokcaliper.store import Store
 from tokcaliper.store.sqlite import Outcome
 
 __all__ = ["ArmSummary", "Comparison", "ExperimentAnalysis", "RunLine", "analyze_experiment",
-           "analysed_runs", "comparison_metrics", "metric_triples", "sequential_decision"]
+           "analysed_runs", "comparison_metrics", "metric_triples", "run_cause",
+           "sequential_decision"]
 
 #: Latency metrics compared beside a throughput primary (and Holm-corrected with it).
 SECONDARY_METRICS = ("ttft_p50_ms", "itl_p50_ms")
@@ -163,6 +165,41 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
     )
 
 
+def run_cause(run: Run) -> str | None:
+    """A known reason a run may be off, from its error rate, client health or telemetry.
+
+    Failed requests, a load generator that limited itself (``client.limits``)
+    or saturated its core, and GPU clock-event reasons other than idle seen in
+    at least 10% of the samples; ``None`` when none is known.
+    """
+    m = run.metrics
+    why = []
+    total = m.completed + m.failed
+    if m.failed:
+        top = max(m.errors.items(), key=lambda kv: kv[1])[0] if m.errors else None
+        why.append(f"{m.failed} of {total} requests failed" + (f" ({top})" if top else ""))
+    if m.client is not None and m.client.client_limited:
+        why.append("client-limited" + (f": {'; '.join(m.client.limits)}" if m.client.limits else ""))
+    tel = run.telemetry
+    if tel is not None:
+        if tel.client_saturated:
+            why.append("load generator saturated its core")
+        for d in tel.devices:
+            hot = sorted(k for k, v in d.throttle_share.items() if v >= 0.1 and "idle" not in k.lower())
+            if hot:
+                why.append(f"{d.device} clock events: {', '.join(hot)}")
+    return "; ".join(why) or None
+
+
+def _tags(measured: list[Run], arm: str, positions: list[float] | None) -> RunTags:
+    """Run ids, known causes and 1-based positions (as ``experiment show`` numbers them)."""
+    by_pos = {r.position: r for r in measured if r.arm == arm}
+    runs = [by_pos.get(int(p)) for p in positions or []]
+    return RunTags(positions=None if positions is None else [p + 1 for p in positions],
+                   ids=[str(r.id) if r and r.id is not None else "?" for r in runs],
+                   causes=[run_cause(r) if r else None for r in runs])
+
+
 def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate: str) -> Comparison:
     analyses = []
     try:
@@ -170,10 +207,12 @@ def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate
             metric = get_metric(name)
             samples = samples_from_runs(metric_triples(measured, name), (baseline, candidate), spec.order, len(spec.arms),
                                         metric=name)
+            tags = (_tags(measured, baseline, samples.pos_a), _tags(measured, candidate, samples.pos_b))
             analyses.append(analyze_samples(
                 samples.a, samples.b, (baseline, candidate), paired=samples.paired, metric=name,
                 unit=metric.unit, higher_is_better=metric.higher_is_better, alpha=spec.alpha,
                 noise_band=spec.noise_band, margin=spec.equivalence_margin, effect=spec.effect,
+                tags=tags, design=spec.order,
             ))
     except InputError as e:
         if not analyses:
