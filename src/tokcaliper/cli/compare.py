@@ -93,9 +93,13 @@ def compare_cmd(
 
         with Store(db, create=False) as store:
             analysis = analyze_experiment(store, experiment)  # type: ignore[arg-type]
-        payload = {"experiment": analysis.id, "comparisons": analysis.comparisons}
+        payload = {"experiment": analysis.id, "comparisons": analysis.comparisons,
+                   "sequential": analysis.sequential, "governs": analysis.governs}
 
         def render(console) -> None:  # type: ignore[no-untyped-def]
+            from tokcaliper.report.experiment_view import render_sequential
+
+            render_sequential(console, analysis)  # until-decided: the decision that governs
             for c in analysis.comparisons:
                 if c.metrics is None:
                     console.print(plain(f"{c.candidate} against {c.baseline}: not comparable yet — {c.error}"),

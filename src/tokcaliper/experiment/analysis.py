@@ -27,7 +27,7 @@ from tokcaliper.store import Store
 from tokcaliper.store.sqlite import Outcome
 
 __all__ = ["ArmSummary", "Comparison", "ExperimentAnalysis", "RunLine", "analyze_experiment",
-           "analysed_runs", "comparison_metrics", "metric_triples", "run_cause",
+           "analysed_runs", "comparison_metrics", "governing_verdict", "metric_triples", "run_cause",
            "sequential_decision"]
 
 #: Latency metrics compared beside a throughput primary (and Holm-corrected with it).
@@ -73,7 +73,11 @@ class Comparison(BaseModel):
 
 
 class ExperimentAnalysis(BaseModel):
-    """Everything ``experiment show`` prints: plan, what ran, the comparison."""
+    """Everything ``experiment show`` prints: plan, what ran, the comparison.
+
+    ``governs`` (until-decided experiments only) says which verdict is the
+    experiment's: the sequential decision, not the fixed-n comparison.
+    """
 
     id: str
     name: str
@@ -86,6 +90,7 @@ class ExperimentAnalysis(BaseModel):
     arms: list[ArmSummary]
     comparisons: list[Comparison]
     sequential: SequentialDecision | None = None
+    governs: str | None = None
 
 
 def comparison_metrics(primary: str) -> list[str]:
@@ -155,14 +160,41 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
                                description=describe(values, a.name) if values else None))
     baseline = spec.arms[0].name
     comparisons = [_compare(spec, measured, baseline, a.name) for a in spec.arms[1:]]
-    sequential = None
+    sequential = governs = None
     if spec.until_decided:
         sequential = sequential_decision(spec, runs)
+        governs = governing_verdict(sequential, comparisons)
     return ExperimentAnalysis(
         id=row.id, name=row.name, status=row.status, created_at=row.created_at, spec=spec,
         planned=spec.run_order(), runs=lines, outcomes=store.outcomes(row.id), arms=arms,
-        comparisons=comparisons, sequential=sequential,
+        comparisons=comparisons, sequential=sequential, governs=governs,
     )
+
+
+def governing_verdict(sq: SequentialDecision | None, comparisons: list[Comparison]) -> str:
+    """Which verdict an until-decided experiment reports, in one sentence (issue 17 item 4).
+
+    The sequential rule's error rates hold at its data-dependent stopping time;
+    a fixed-n test read at that time does not keep α (it is what peeking
+    does), so the fixed-n comparison is shown for its figures only.
+    """
+    fixed = None
+    if comparisons and comparisons[0].metrics is not None and comparisons[0].metrics.metrics:
+        fixed = comparisons[0].metrics.metrics[0].verdict
+    if sq is None:
+        return ("the sequential rule governs this experiment, but no complete pair exists yet: "
+                "no verdict")
+    clash = ""
+    if fixed is not None and sq.verdict is not None and fixed != sq.verdict:
+        clash = f" (the fixed-n comparison reads '{fixed}': not this experiment's verdict)"
+    if sq.decided:
+        return (f"the sequential decision governs: '{sq.verdict}' after {sq.pairs_used} of at "
+                f"most {sq.max_pairs} pairs{clash}; the fixed-n comparison below is shown for its "
+                "figures — its p and CI assume the number of pairs was fixed in advance, which "
+                "stopping when decided is not")
+    return (f"not decided yet ({sq.pairs_used} of at most {sq.max_pairs} pairs): the sequential "
+            "rule governs once it decides; the fixed-n comparison below reads the pairs so far "
+            "and is not this experiment's verdict")
 
 
 def run_cause(run: Run) -> str | None:
