@@ -829,8 +829,9 @@ def _design_sentence(ev: ABEvidence) -> str:
         return ""
     if dz.method == "none":
         return f"; design {dz.design}, decided by the paired t ({dz.reason})"
-    how = ("the 4-run blocks" if dz.method == "abba-blocks"
-           else "the paired analysis adjusted for drift")
+    how = {"abba-blocks": "the 4-run blocks",
+           "trend+unadjusted": "the drift-adjusted and the unadjusted paired analysis together"
+           }.get(dz.method, "the paired analysis adjusted for drift")
     drift = ("" if dz.drift_per_run is None else
              f" (drift {percent(dz.drift_per_run, signed=True)}/run")
     if drift and dz.implied_bias_log is not None:
