@@ -545,6 +545,55 @@ def drift_study(cvs=(0.01, 0.05), ns=(5, 10, 20), disturbances=DISTURBANCES, ord
     return rows
 
 
+def outlier_study(cv: float = 0.01, n: int = 10, effect: float = 0.03, reps: int = 1000,
+                  orders=("alternate", "abba", "random-blocks"), seed: int = 9) -> list[dict]:
+    """One run at 1/5 speed: the product's own verdict, its verdict without the flagged
+    runs, and the rank companion (``stats.ab.analyze_samples`` with run positions).
+
+    Per order: how often a run is flagged, the gated rate of faster/slower with all
+    runs and without the flagged ones on A/A data (false positives) and at a true
+    ``effect`` (power), and the coverage of the true ratio by each CI (the
+    Hodges–Lehmann CI for the rank companion). Slow (product code per experiment),
+    so fewer replicates.
+    """
+    from tokcaliper.stats.ab import analyze_samples
+    from tokcaliper.stats.outliers import RunTags
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for order in orders:
+        for eff in (0.0, effect):
+            a, b, _, _, pa, pb = experiment_at("normal", order, cv, n, eff, reps, rng,
+                                               ("outlier", 0.2))
+            flagged = decided = decided_wo = cov = cov_wo = cov_rank = 0
+            for i in range(reps):
+                an = analyze_samples(a[i], b[i], paired=True, design=order,
+                                     tags=(RunTags(positions=[float(x) for x in pa[i]]),
+                                           RunTags(positions=[float(x) for x in pb[i]])))
+                truth = 1 + eff
+                cov += an.decision_ci is not None and an.decision_ci[0] <= truth <= an.decision_ci[1]
+                rk = an.rank
+                cov_rank += rk is not None and rk.ratio_ci is not None and \
+                    rk.ratio_ci[0] <= truth <= rk.ratio_ci[1]
+                decided += an.verdict in ("faster", "slower") and (eff == 0 or an.verdict == "faster")
+                w = an.without_outliers
+                if an.outliers is not None and an.outliers.runs:
+                    flagged += 1
+                if w is not None and w.verdict is not None:
+                    decided_wo += w.verdict in ("faster", "slower") and (
+                        eff == 0 or w.verdict == "faster")
+                    cov_wo += w.ci is not None and w.ci[0] <= truth <= w.ci[1]
+                else:  # nothing flagged: the verdict without flagged runs is the verdict
+                    decided_wo += an.verdict in ("faster", "slower") and (
+                        eff == 0 or an.verdict == "faster")
+                    cov_wo += an.decision_ci is not None and an.decision_ci[0] <= truth <= an.decision_ci[1]
+            rows.append(dict(order=order, effect=eff, cv=cv, n=n, reps=reps,
+                             flagged=flagged / reps, decided=decided / reps,
+                             decided_without=decided_wo / reps, coverage=cov / reps,
+                             coverage_without=cov_wo / reps, coverage_rank=cov_rank / reps))
+    return rows
+
+
 def sequential_drift(cv: float = 0.01, caps=(20, 50), disturbances=DISTURBANCES,
                      orders=("alternate", "abba", "random-blocks"), reps: int = 2000,
                      seed: int = 8) -> list[dict]:
@@ -659,7 +708,8 @@ def markdown(res: dict) -> str:
                      f"{m['mean_pairs_double_effect']:.1f}) | {m['max_pairs']} | {_pct(m['fpr'])} | "
                      f"{m['mean_pairs'] / rn['plan_n_power']:.2f}× |")
     if res.get("drift_study"):
-        L.extend(_drift_tables(res["drift_study"], res.get("sequential_drift") or []))
+        L.extend(_drift_tables(res["drift_study"], res.get("sequential_drift") or [],
+                               res.get("outliers") or []))
     if res.get("sequential"):
         L.append("\n## Sequential rule (`--until-decided`) across shapes (alternate order, max 50 "
                  "pairs)\n")
@@ -679,7 +729,11 @@ def _label(kind: str, size: float) -> str:
     return f"{'linear' if kind == 'linear' else 'step'} {100 * size:g}%/run"
 
 
-def _drift_tables(rows: list[dict], seq: list[dict]) -> list[str]:
+def percent_label(x: float) -> str:
+    return "none (A/A)" if x == 0 else f"+{100 * x:g}%"
+
+
+def _drift_tables(rows: list[dict], seq: list[dict], outl: list[dict]) -> list[str]:
     """Markdown of :func:`drift_study` and :func:`sequential_drift`."""
     L: list[str] = []
     reps = rows[0]["reps"]
@@ -713,6 +767,19 @@ def _drift_tables(rows: list[dict], seq: list[dict]) -> list[str]:
         L.append(f"| {_label(kind, size)} | {order} | {analysis} | {_pct(w['fpr'])} "
                  f"({w['cv']:g}, {w['n']}) | {_pct(pw['p_below_alpha'])} | {_pct(cov['coverage'])} "
                  f"({cov['cv']:g}, {cov['n']}) | {_pct(pwr['power'])} ({pwr['cv']:g}, {pwr['n']}) |")
+    if outl:
+        r0 = outl[0]
+        L.append(f"\n## One run at 1/5 speed: the verdict with and without the flagged run, and "
+                 f"the rank companion (product code, CV {100 * r0['cv']:g}%, {r0['n']} pairs, "
+                 f"{r0['reps']} experiments per cell)\n")
+        L.append("| order | true change | run flagged % | faster/slower, all runs % | "
+                 "without the flagged run % | coverage, all runs % | without % | "
+                 "Hodges–Lehmann CI coverage % |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for r in outl:
+            L.append(f"| {r['order']} | {percent_label(r['effect'])} | {_pct(r['flagged'])} | "
+                     f"{_pct(r['decided'])} | {_pct(r['decided_without'])} | {_pct(r['coverage'])} | "
+                     f"{_pct(r['coverage_without'])} | {_pct(r['coverage_rank'])} |")
     if seq:
         caps = sorted({r["cap"] for r in seq})
         L.append(f"\n## The sequential rule under drift, a step and an outlier (A/A, CV "
@@ -756,9 +823,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         res["drift_study"] = drift_study(ns=(10,), reps=500)
         res["sequential_drift"] = sequential_drift(caps=(20,), reps=300)
+        res["outliers"] = outlier_study(reps=50)
     else:
         res["drift_study"] = drift_study(reps=reps)
         res["sequential_drift"] = sequential_drift(reps=min(reps, 2000))
+        res["outliers"] = outlier_study(reps=min(reps, 400))
     res["seconds"] = time.perf_counter() - t0
     if args.json:
         print(json.dumps(res, indent=1, default=float))

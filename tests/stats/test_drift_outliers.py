@@ -163,3 +163,15 @@ def test_hodges_lehmann_ci_order_statistic_is_the_exact_signed_rank_one():
     sr = signed_rank([0.01, 0.02, 0.03, 0.04, 0.05, 0.06])
     assert sr.ratio == pytest.approx(math.exp(0.035), rel=1e-12)
     assert sr.ratio_ci == pytest.approx((math.exp(0.01), math.exp(0.06)), rel=1e-12)
+
+
+def test_false_flag_rate_on_clean_runs_is_small():
+    # the limit (5, or 7 below 8 values) flags a clean comparison rarely; 3.5 would not
+    rng = np.random.default_rng(12)
+    for n, most in ((10, 0.06), (5, 0.09)):
+        x = 100 * (1 + 0.01 * rng.standard_normal((1500, 2, n)))
+        rate = np.mean([bool(flag_outliers(a, b, ("A", "B"), paired=True).runs) for a, b in x])
+        assert rate <= most, (n, rate)
+        loose = np.mean([bool(flag_outliers(a, b, ("A", "B"), paired=True, limit=3.5).runs)
+                         for a, b in x])
+        assert loose > rate + 0.04, (n, loose, rate)

@@ -163,7 +163,7 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
     sequential = governs = None
     if spec.until_decided:
         sequential = sequential_decision(spec, runs)
-        governs = governing_verdict(sequential, comparisons)
+        governs = governing_verdict(sequential, comparisons, spec.order)
     return ExperimentAnalysis(
         id=row.id, name=row.name, status=row.status, created_at=row.created_at, spec=spec,
         planned=spec.run_order(), runs=lines, outcomes=store.outcomes(row.id), arms=arms,
@@ -171,7 +171,8 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
     )
 
 
-def governing_verdict(sq: SequentialDecision | None, comparisons: list[Comparison]) -> str:
+def governing_verdict(sq: SequentialDecision | None, comparisons: list[Comparison],
+                      order: str = "random-blocks") -> str:
     """Which verdict an until-decided experiment reports, in one sentence (issue 17 item 4).
 
     The sequential rule's error rates hold at its data-dependent stopping time;
@@ -184,6 +185,11 @@ def governing_verdict(sq: SequentialDecision | None, comparisons: list[Compariso
     if sq is None:
         return ("the sequential rule governs this experiment, but no complete pair exists yet: "
                 "no verdict")
+    caveat = ""
+    if order == "alternate":
+        caveat = ("; caution: in alternate order the rule reads pair ratios that each carry one "
+                  "run-step of drift (A/A with 1.5%/run drift: false decisions in 10% of "
+                  "experiments at 20 pairs, docs/calibration.md) — prefer random-blocks or abba")
     clash = ""
     if fixed is not None and sq.verdict is not None and fixed != sq.verdict:
         clash = f" (the fixed-n comparison reads '{fixed}': not this experiment's verdict)"
@@ -191,10 +197,10 @@ def governing_verdict(sq: SequentialDecision | None, comparisons: list[Compariso
         return (f"the sequential decision governs: '{sq.verdict}' after {sq.pairs_used} of at "
                 f"most {sq.max_pairs} pairs{clash}; the fixed-n comparison below is shown for its "
                 "figures — its p and CI assume the number of pairs was fixed in advance, which "
-                "stopping when decided is not")
+                "stopping when decided is not" + caveat)
     return (f"not decided yet ({sq.pairs_used} of at most {sq.max_pairs} pairs): the sequential "
             "rule governs once it decides; the fixed-n comparison below reads the pairs so far "
-            "and is not this experiment's verdict")
+            "and is not this experiment's verdict" + caveat)
 
 
 def run_cause(run: Run) -> str | None:
