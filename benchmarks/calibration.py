@@ -6,7 +6,8 @@ simulated experiment: 2·n runs laid out in one of tokcaliper's run orders
 (``tokcaliper.experiment.order.run_order``: blocked, alternate, abba,
 random-blocks), analysed the way the product analyses it (blocked → Welch on
 independent arms; interleaved → paired log ratios, as
-``experiment.samples.samples_from_runs`` pairs them by block) and gated by the
+``experiment.samples.samples_from_runs`` pairs them by block, adjusted for the
+drift over run positions as ``stats.paired_drift`` does) and gated by the
 verdict gate (faster/slower only when p < α and the 95% CI lies outside the
 ±1% noise band).
 
@@ -29,11 +30,18 @@ Data shapes (multiplicative noise on a mean of 100, CV = the run-to-run CV):
   with probability ½ each;
 - ``ar1``: ln-noise AR(1) with φ = 0.5 between neighbouring runs, marginal CV.
 
-Usage (from the repository root; about 3 minutes on 2 cores):
+Drift study (issue 17, :func:`drift_study`, :func:`sequential_drift`,
+:func:`outlier_study`): normal runs times a linear drift of 0.5–3% per run,
+one step of the same total change, or one run at 1/5 speed
+(:func:`disturbance`); CI coverage and the gated false-positive rate are
+reported apart, for every order, for the default analysis with run positions
+(``stats.paired_drift``) and the plain paired t, and for the sequential rule.
+
+Usage (from the repository root; about 6 minutes on one core):
 
     python benchmarks/calibration.py                 # full grid, markdown tables
     python benchmarks/calibration.py --reps 4000 --json
-    python benchmarks/calibration.py --quick         # small grid (seconds)
+    python benchmarks/calibration.py --quick         # small grid (about 30 s)
     python benchmarks/calibration.py --from-json out.json   # tables of a saved --json run
 """
 
@@ -373,7 +381,7 @@ def aa_grid(cvs, ns, shapes, orders, reps: int, seed: int = 1) -> list[dict]:
                     w = welch(a, b)
                     rows.append(dict(
                         shape=shape, order=order, cv=cv, n=n, reps=reps,
-                        analysis="welch" if order == "blocked" else "paired",
+                        analysis="welch" if order == "blocked" else "adjusted paired",
                         fpr=float((dd.verdict != 0).mean()),
                         p_below_alpha=float((dd.p < ALPHA).mean()),
                         coverage=float(((dd.lo <= 1) & (dd.hi >= 1)).mean()),
@@ -654,7 +662,9 @@ def markdown(res: dict) -> str:
     sd_fpr = mc_sd(ALPHA, reps)
     L.append(f"## A/A false positives and CI coverage ({reps} experiments per cell)\n")
     L.append(f"Target: false positives ≤ α + 2 MC sd = {_pct(ALPHA + 2 * sd_fpr)}%; "
-             f"coverage 95 ± 1.5. Default analysis per order (blocked → Welch, else paired). "
+             f"coverage 95 ± 1.5. Default analysis per order with run positions (blocked → "
+             "Welch; else the drift-adjusted paired analysis: abba by 4-run blocks from 4 "
+             "pairs on, alternate with the unadjusted reading too). "
              "Cells: worst over CV and n for each shape × order.\n")
     L.append("| shape | order | analysis | max FPR % (at CV, n) | min coverage % (at CV, n) | "
              "mean FPR % | mean coverage % |")
@@ -672,8 +682,8 @@ def markdown(res: dict) -> str:
                      f"{cov['n']}) | {_pct(np.mean([r['fpr'] for r in cells]))} | "
                      f"{_pct(np.mean([r['coverage'] for r in cells]))} |")
     L.append("\n## Drift: naive blocked + Welch against interleaved orders (A/A, false positives %)\n")
-    L.append("| n per arm | blocked + Welch | alternate + Welch | alternate + paired | abba + paired "
-             "| random-blocks + paired |")
+    L.append("| n per arm | blocked + Welch | alternate + Welch | alternate + adjusted paired | "
+             "abba + adjusted paired | random-blocks + adjusted paired |")
     L.append("|---|---|---|---|---|---|")
     for r in res["drift"]:
         L.append(f"| {r['n']} | {_pct(r['blocked'])} | {_pct(r['alternate_welch'])} | "

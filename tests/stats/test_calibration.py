@@ -119,7 +119,7 @@ def test_small_grid_keeps_error_rates_and_naive_welch_breaks_under_drift(cal):
     assert naive["coverage"] < 0.90
     default = next(r for r in rows if r["order"] == "alternate" and r["shape"] == "drift"
                    and r["n"] == 20)
-    assert default["fpr"] <= bound and default["analysis"] == "paired"
+    assert default["fpr"] <= bound and default["analysis"] == "adjusted paired"
 
 
 @pytest.mark.parametrize("order", ["alternate", "abba", "random-blocks"])
