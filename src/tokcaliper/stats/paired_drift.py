@@ -130,9 +130,13 @@ class DriftAdjusted(BaseModel):
                  f"drift {percent(self.drift_per_run, signed=True)}/run (se "
                  f"{percent(self.slope_se)}), implied bias of the unadjusted pair mean "
                  f"{percent(math.expm1(self.implied_bias_log or 0.0), signed=True)}")
-        ci = "" if self.ratio_ci is None else (f" [{lvl} CI {fmt_ratio(self.ratio_ci[0])} … "
-                                               f"{fmt_ratio(self.ratio_ci[1])}]")
+        ci = "" if self.ratio_ci is None else (
+            f" [{lvl} CI {fmt_ratio(self.ratio_ci[0])} … {fmt_ratio(self.ratio_ci[1])}"
+            + (", union with the unadjusted CI]" if self.method == "trend+unadjusted" else "]"))
         tt = ("t undefined" if self.t is None else
+              f"adjusted t = {statistic(self.t)}, df = {num(self.df, 2, min_decimals=1)}; "
+              f"p = {p_value(self.p)} (the larger of the adjusted and the unadjusted p)"
+              if self.method == "trend+unadjusted" else
               f"t = {statistic(self.t)}, df = {num(self.df, 2, min_decimals=1)}, "
               f"p = {p_value(self.p)}")
         return (f"design {self.design}, {self.reason}; {drift}; mean log ratio "
