@@ -114,7 +114,9 @@ def run_cmd(
     with Store(db) as store:
         exp_id = create_experiment(spec, source, store)
         stderr.print(f"experiment {exp_id}: {len(spec.run_order())} measured runs "
-                     f"({spec.runs_per_arm} per arm, order {spec.order}); stored in {db}", markup=False)
+                     f"({spec.runs_per_arm} per arm, order {spec.order}"
+                     + ("" if spec.seed is None else f", seed {spec.seed}")
+                     + f"); stored in {db}", markup=False)
         execute_with_progress(exp_id, spec, file.resolve().parent, store, on_mismatch, json_out)
         _show(exp_id, store, json_out)
 
