@@ -37,3 +37,78 @@ def test_percent_of_a_huge_fraction_is_infinite_not_inf_text():
     """100 × 1e307 overflows to inf: printed as the formatter's ∞, not Python's 'inf'."""
     assert "inf" not in numbers.percent(1e307)
     assert numbers.percent(sys.float_info.max) == "∞%"
+
+
+# ---------------------------------------------------------------- 9: streams that contradict their usage
+def _bench_fake(fault: str):  # type: ignore[no-untyped-def]
+    from tokcaliper.load.driver import run_phase
+    from tokcaliper.load.prompts import builtin_prompts
+    from tokcaliper.load.summary import summarize
+    from tokcaliper.model.run import LoadConfig
+
+    from tests.load.fake_server import FakeServer, FakeTiming
+
+    with FakeServer(FakeTiming(ttft_s=0.005, itl_s=0.003, tokens=8, fault=fault)) as srv:
+        cfg = LoadConfig(base_url=srv.base_url, concurrency=2, requests=4, warmup=0, max_tokens=8)
+        records = list(run_phase(cfg, builtin_prompts()))
+    return records, summarize(records)
+
+
+@pytest.mark.parametrize("fault", ["one_chunk", "empty_then_one"])
+def test_text_at_one_instant_has_no_decode_rate(fault):
+    """All 8 tokens in one text chunk (after empty ones or not): the decode interval is
+    zero-length, so decode rate and TPOT are undefined, not 7 tokens over the stream's tail
+    (was 307.6 tok/s, TPOT 7.2 ms; after empty chunks 49,115 tok/s)."""
+    from tokcaliper.load.summary import decode_rate
+
+    records, m = _bench_fake(fault)
+    assert all(r.ok and r.output_tokens == 8 and r.content_chunks == 1 for r in records)
+    assert [decode_rate(r) for r in records] == [None] * 4
+    assert m.per_stream_decode_tok_s_mean is None and m.per_stream_decode_tok_s_median is None
+    assert m.tpot_s.n == 0 and m.tpot_s.mean is None
+    assert m.stream_warnings == [
+        "4 of 4 completed requests delivered all their text at one instant (one text chunk, or every "
+        "text chunk in one read): their decode rate and TPOT are undefined and left out"]
+    assert m.aggregate_output_tok_s is not None and m.aggregate_output_tok_s > 0  # wall time > 0
+
+
+def test_more_text_chunks_than_usage_tokens_fails_the_request():
+    """8 chunks that each carried text, usage says 1 token: impossible (a chunk of text is at
+    least one token), so the request fails with ``bad_usage`` (was: 1 token per request)."""
+    records, m = _bench_fake("chunks_over_usage")
+    assert [r.error_class for r in records] == ["bad_usage"] * 4
+    assert records[0].error == ("usage.completion_tokens 1 is fewer than the 8 chunks that carried "
+                                "text (each carries at least one token)")
+    assert (m.completed, m.failed, m.output_tokens) == (0, 4, 0)
+
+
+def test_decode_rate_over_a_zero_length_interval_is_undefined():
+    from tokcaliper.load.summary import decode_rate
+    from tokcaliper.model.run import RequestRecord
+
+    same = RequestRecord(index=0, start_s=0.0, ttft_s=0.1, e2e_s=0.2, output_tokens=8, content_chunks=3,
+                         first_token_s=0.1, last_token_s=0.1, token_count_source="usage", itl_s=[0.0, 0.0])
+    assert decode_rate(same) is None
+    assert decode_rate(same.model_copy(update={"last_token_s": 0.15})) == pytest.approx(70.0)
+    # a record stored before the token stamps existed: the chunk count alone decides
+    old = same.model_copy(update={"first_token_s": None, "last_token_s": None, "content_chunks": 1})
+    assert decode_rate(old) is None
+    assert decode_rate(old.model_copy(update={"e2e_s": 0.1, "content_chunks": 2})) is None  # E2E = TTFT
+
+
+def test_many_tokens_per_chunk_flags_the_run():
+    """Usage counting more tokens per text chunk than a speculative step can deliver (bound 16):
+    the run says its ITL is between bunches of tokens, with the arithmetic."""
+    from tokcaliper.load.summary import MAX_TOKENS_PER_CHUNK, summarize
+    from tokcaliper.model.run import RequestRecord
+
+    def rec(i: int, tokens: int, chunks: int) -> RequestRecord:
+        return RequestRecord(index=i, start_s=0.0, ttft_s=0.1, e2e_s=1.0, output_tokens=tokens,
+                             content_chunks=chunks, first_token_s=0.1, last_token_s=0.9,
+                             token_count_source="usage", itl_s=[0.8 / (chunks - 1)] * (chunks - 1))
+
+    assert MAX_TOKENS_PER_CHUNK == 16
+    assert summarize([rec(0, 32, 2), rec(1, 32, 2)]).stream_warnings == []  # exactly 16: within
+    flagged = summarize([rec(0, 64, 2), rec(1, 36, 2)]).stream_warnings
+    assert flagged == ["usage counts 25.0 tokens per text chunk (100 tokens in 4 chunks; bound 16): the "
+                       "server sends tokens in bunches, so ITL is the gap between bunches, not tokens"]

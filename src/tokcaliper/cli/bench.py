@@ -92,7 +92,7 @@ def bench(
     from tokcaliper.numbers import num
     from tokcaliper.report.output import emit, stderr
     from tokcaliper.report.text import esc
-    from tokcaliper.report.run_view import render_client, render_telemetry, runs_table
+    from tokcaliper.report.run_view import render_client, render_stream_warnings, render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.load.client import server_root
     from tokcaliper.servers.managed import validate_base_url
@@ -267,6 +267,7 @@ def bench(
                 console.print(f"[bold]{a}[/bold]: open loop at {num(r)} req/s")
             console.print(runs_table(rr))
             render_client(console, rr)
+            render_stream_warnings(console, rr)
             render_telemetry(console, rr)
             for x in rr:
                 if not x.valid:

@@ -234,7 +234,10 @@ def parse_stream(
         when ``error`` was given, an event was not valid JSON or not of the
         chunk object's shape (:func:`read_event`), the stream carried an error
         event, it ended without ``data: [DONE]``, carried no generated text,
-        or its ``usage`` contradicts the stream. Never raises on server data.
+        or its ``usage`` contradicts the stream: ``completion_tokens`` fewer
+        than the events that carried text (the bound is exact: each such event
+        holds at least one token) or more than ``max_tokens``. Never raises on
+        server data.
     """
     content_times: list[float] = []
     usage: dict[str, int | None] | None = None
@@ -287,8 +290,11 @@ def parse_stream(
             fail("no_done", "stream ended without data: [DONE] (cut short)")
         elif not content_times:
             fail("empty_completion", "stream ended without any generated token")
-        elif completion is not None and completion == 0:
-            fail("bad_usage", f"usage.completion_tokens is 0 but {len(content_times)} chunk(s) carried text")
+        elif completion is not None and completion < len(content_times):
+            # Each event that carries text carries at least one new token (a server
+            # may bunch tokens into one event, never split fewer tokens over more).
+            fail("bad_usage", f"usage.completion_tokens {completion} is fewer than the {len(content_times)} "
+                              "chunks that carried text (each carries at least one token)")
         elif completion is not None and max_tokens is not None and completion > max_tokens:
             fail("bad_usage", f"usage.completion_tokens {completion} exceeds max_tokens {max_tokens}")
     from_usage = completion is not None
