@@ -112,3 +112,64 @@ def test_many_tokens_per_chunk_flags_the_run():
     flagged = summarize([rec(0, 64, 2), rec(1, 36, 2)]).stream_warnings
     assert flagged == ["usage counts 25.0 tokens per text chunk (100 tokens in 4 chunks; bound 16): the "
                        "server sends tokens in bunches, so ITL is the gap between bunches, not tokens"]
+
+
+# ---------------------------------------------------------------- 11: verdicts that contradict their own figures
+def test_analyze_refuses_values_that_overflow(cli, tmp_path):
+    """Values near the largest float: the mean and the squares overflow, so the verdict
+    would read "mean ∞ … p = 5.0e-05 ≥ 0.025". Refused, naming the value and the bound."""
+    csv = tmp_path / "big.csv"
+    csv.write_text("tok_s\n" + "".join(f"{1.7e308 - i * 1e305!r}\n" for i in range(10)), encoding="utf-8")
+    code, out, err = cli("analyze", "--csv", str(csv), "--value", "tok_s")
+    assert code == 2, out + err
+    assert err.startswith("tokcaliper: error: tok_s: 1.7e+308 at position 1 is beyond ±1e+100"), err
+    assert err.count("\n") == 1 and "∞" not in out + err and "Warning" not in err
+
+
+def test_the_bound_still_takes_large_finite_figures(cli, tmp_path):
+    csv = tmp_path / "ok.csv"
+    csv.write_text("tok_s\n" + "".join(f"{1e99 * (1 + i / 100)!r}\n" for i in range(10)), encoding="utf-8")
+    code, out, err = cli("analyze", "--csv", str(csv), "--value", "tok_s", "--json")
+    assert code == 0, err
+    assert "Infinity" not in out and "NaN" not in out
+
+
+def test_require_finite_values_bounds_the_magnitude():
+    from tokcaliper.errors import InputError
+    from tokcaliper.stats.describe import MAX_MAGNITUDE, require_finite_values
+
+    assert MAX_MAGNITUDE == 1e100
+    assert list(require_finite_values([-1e100, 1e100])) == [-1e100, 1e100]
+    with pytest.raises(InputError, match=r"arm a: -1e\+101 at position 2 is beyond ±1e\+100"):
+        require_finite_values([1.0, -1e101], "arm a")
+
+
+def test_spec_table_refuses_an_infinite_al(cli, tmp_path):
+    """AL = inf (YAML .inf, JSON Infinity) was accepted: "×∞ tokens per verified position"."""
+    f = tmp_path / "t.json"
+    f.write_text('{"2": 2.5, "3": Infinity}', encoding="utf-8")
+    code, out, err = cli("spec", "table", str(f))
+    assert code == 2, out
+    assert err.startswith("tokcaliper: error: ") and "3" in err and "finite" in err, err
+    assert "∞" not in out
+
+
+def test_spec_table_best_k_leaves_out_impossible_rows():
+    """AL 5 at k = 2 is impossible (> k + 1 = 3): it was picked as best k by AL and by AL/(k+1)."""
+    from tokcaliper.spec.table import KInput, window_table
+
+    t = window_table([KInput(k=2, al=5.0), KInput(k=3, al=2.9), KInput(k=5, al=3.2), KInput(k=7, al=0.5)])
+    by_k = {r.k: r for r in t.rows}
+    assert by_k[2].impossible and by_k[7].impossible and not by_k[3].impossible
+    assert "AL 5 > k + 1 = 3: impossible" in by_k[2].notes[0]
+    assert (t.best_k_by_al, t.best_k_by_al_per_position) == (5, 3)
+    assert by_k[2].relative_to_best is None and by_k[7].relative_to_best is None
+    assert any("k=2, k=7 left out of the best k: impossible AL" in line for line in t.arithmetic)
+    assert not any("over k=2" in line or "over k=7" in line for line in t.arithmetic)
+
+
+def test_spec_table_with_only_impossible_rows_has_no_best():
+    from tokcaliper.spec.table import KInput, window_table
+
+    t = window_table([KInput(k=2, al=5.0), KInput(k=3, al=7.5)])
+    assert (t.best_k_by_al, t.best_k_by_al_per_position, t.warning) == (None, None, None)
