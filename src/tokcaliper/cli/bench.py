@@ -84,6 +84,8 @@ def bench(
 
     from tokcaliper.experiment.runner import RepeatSpec, run_repetitions
     from tokcaliper.experiment.spec import MAX_TIMEOUT_S, LoadSpec
+    from tokcaliper.load.arrivals import open_loop_problem
+    from tokcaliper.load.pool import ensure_fd_room
     from tokcaliper.load.prompts import load_prompts
     from tokcaliper.model.metrics import get_metric, scalar_series
     from tokcaliper.model.run import LoadConfig, Run
@@ -140,6 +142,12 @@ def bench(
     requests_given = requests
     if requests is None and duration is None:  # closed: 8 per stream; open: ~10 s of arrivals
         requests = 8 * concurrency if rate is None else max(32, math.ceil(10 * rate))
+    for r in rates:  # an open-loop run that would last for ages, or draw too many arrivals
+        if r is not None:
+            n_r = requests if requests_given is not None or len(rates) == 1 else max(32, math.ceil(10 * r))
+            problem = open_loop_problem(r, None if duration is not None else n_r, duration)
+            _check(problem is None, problem or "")
+    ensure_fd_room(concurrency)  # a socket per stream, before the server starts
     if url is not None:
         given = validate_base_url(url)  # fail before any work
         url = server_root(given)
