@@ -38,7 +38,7 @@ def decode_time_s(rec: RequestRecord) -> float | None:
     instant — one text chunk, or every text chunk in one network read
     (``first_token_s == last_token_s``). Then the tokens after the first came
     with it, and E2E − TTFT is only the stream's tail (usage, ``[DONE]``): a
-    rate over it was 7 tokens ÷ 23 µs = 307,600 tok/s. Records stored before
+    rate over it read 7 tokens over a 23 ms tail as 307.6 tok/s. Records stored before
     the token stamps existed are judged by ``content_chunks`` alone (0 there
     means not recorded).
     """
