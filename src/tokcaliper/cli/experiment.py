@@ -110,6 +110,9 @@ def run_cmd(
     spec = load_experiment(file)
     if until_decided:
         spec = with_until_decided(spec, str(file))
+    from tokcaliper.load.pool import ensure_fd_room
+
+    ensure_fd_room(spec.load.concurrency, "[load] concurrency")  # before the experiment is created
     source = file.read_text(encoding="utf-8")
     with Store(db) as store:
         exp_id = create_experiment(spec, source, store)
@@ -137,6 +140,9 @@ def resume_cmd(
         store.check_writable()  # before any run is measured
         row = store.get_experiment(experiment_id)
         spec = ExperimentSpec.model_validate(row.spec)
+        from tokcaliper.load.pool import ensure_fd_room
+
+        ensure_fd_room(spec.load.concurrency, "[load] concurrency")
         execute_with_progress(row.id, spec, None, store, on_mismatch, json_out)
         _show(row.id, store, json_out)
 
