@@ -135,7 +135,7 @@ def test_user_text_is_printed_literally(capsys):
     (["--a", A, "--b", B, "--margin", "2"], "--margin must be a fraction"),
     (["--a", A, "--b", B, "--noise-band", "-0.1"], "--noise-band must be"),
     (["--a", A, "--b", B, "--alpha", "0.7"], "--alpha must be between 0 and 0.5"),
-    (["--csv", "/nonexistent/x.csv"], "cannot read --csv"),
+    (["--csv", "/nonexistent/x.csv"], "--csv /nonexistent/x.csv: cannot read (no such file or directory)"),
     (["--a", A, "--b", B, "--names", "A"], "--names must be two different names"),
 ])
 def test_bad_input_one_line_exit_2(capsys, args, msg):

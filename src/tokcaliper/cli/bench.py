@@ -94,8 +94,7 @@ def bench(
     from tokcaliper.report.text import esc
     from tokcaliper.report.run_view import render_client, render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
-    from tokcaliper.load.client import server_root
-    from tokcaliper.servers.managed import validate_base_url
+    from tokcaliper.servers.url import server_url
     from tokcaliper.servers.target import target_server
     from tokcaliper.stats.noise import noise_floor
     from tokcaliper.store import Store, ensure_writable
@@ -141,8 +140,8 @@ def bench(
     if requests is None and duration is None:  # closed: 8 per stream; open: ~10 s of arrivals
         requests = 8 * concurrency if rate is None else max(32, math.ceil(10 * rate))
     if url is not None:
-        given = validate_base_url(url)  # fail before any work
-        url = server_root(given)
+        given = url.strip().rstrip("/")
+        url = server_url(url)  # fail before any work
         if url != given:
             stderr.print(f"note: --url {given} ends in /v1; using {url} "
                          "(tokcaliper adds /v1/chat/completions itself)")

@@ -26,6 +26,7 @@ from tokcaliper.model.telemetry import HostInfo, TelemetrySample, TelemetrySumma
 from tokcaliper.telemetry.raw import FORMAT as SAMPLES_FORMAT
 from tokcaliper.telemetry.raw import pack_samples, unpack_samples
 from tokcaliper.model.timestamps import normalize_utc_iso
+from tokcaliper.validation import explain
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
 SCHEMA_VERSION = 2
@@ -229,9 +230,7 @@ class DamagedRun(BaseModel):
 def _first_error(e: Exception) -> str:
     """One line naming the first problem of a validation or JSON error (no pydantic URL)."""
     if isinstance(e, ValidationError):
-        err = e.errors()[0]
-        loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
-        return f"{loc}: {err.get('msg', 'invalid')}"
+        return explain(e, what="value")
     text = " ".join(str(e).split()) or type(e).__name__
     return text if len(text) <= 200 else text[:200] + "…"
 
