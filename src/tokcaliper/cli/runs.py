@@ -41,10 +41,12 @@ def runs(
         raise InputError(f"--last must be ≥ 1, got {last}")
     with open_existing(db) as store:
         rows = store.list_runs(session=session, limit=last)
+        damaged = len(store.damaged)
         warn_damaged(store)
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
-        t = Table(title=f"{len(rows)} run(s) in {esc(db)}", title_justify="left")
+        note = f" ({damaged} damaged, not listed: see the warnings)" if damaged else ""
+        t = Table(title=f"{len(rows)} run(s) in {esc(db)}{note}", title_justify="left")
         for col in ("id", "session", "arm", "rep", "started (UTC)", "ok/failed",
                     "aggregate tok/s", "TTFT p50 ms"):
             t.add_column(col, justify="right")
