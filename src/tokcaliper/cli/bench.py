@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
+from tokcaliper.cli._app import DB_HELP, JSON_HELP, WIDE_HELP, app
 from tokcaliper.errors import InputError, ServerError
 
 
@@ -76,6 +76,7 @@ def bench(
              "stop, or restart it and go on with the next run.")] = "stop",
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    wide: Annotated[bool, typer.Option("--wide", help=WIDE_HELP)] = False,
 ) -> None:
     """Run R identical load runs against a server and print the noise floor (n, mean, CV, MDE)."""
     # Heavy imports (aiohttp, scipy) here, not at module level, so that
@@ -264,9 +265,9 @@ def bench(
         for (r, a, rr), rep in zip(sweep, reports):
             if len(sweep) > 1:
                 console.print(f"[bold]{a}[/bold]: open loop at {num(r)} req/s")
-            console.print(runs_table(rr))
+            console.print(runs_table(rr, wide=wide))
             render_client(console, rr)
-            render_telemetry(console, rr)
+            render_telemetry(console, rr, wide=wide)
             for x in rr:
                 if not x.valid:
                     console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1} (#{x.id}) left out of the "

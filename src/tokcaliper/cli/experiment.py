@@ -13,6 +13,7 @@ from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 experiment_app = typer.Typer(
     help="Interleaved experiments from a TOML file: run, resume, show, list (METHODS.md M4).",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(experiment_app, name="experiment")
 

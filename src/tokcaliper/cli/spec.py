@@ -18,7 +18,7 @@ from tokcaliper.fileio import read_text
 from tokcaliper.numbers import num
 from tokcaliper.spec.metrics import COST_PROXY, DEFINITIONS, LIMIT
 
-_DEFS = "\n\n".join(f"[bold]{escape(name)}[/]: {escape(formula)}" for name, formula in DEFINITIONS)
+_DEFS = "\n\n".join(f"{name}: {formula}" for name, formula in DEFINITIONS)
 _SPEC_HELP = (
     "Speculative decoding: acceptance metrics from server counters (after − before a run, never a "
     "server-side rolling average) and the draft-window table.\n\n"
@@ -27,7 +27,7 @@ _SPEC_HELP = (
 )
 _KIND_HELP = "Server family: llamacpp, vllm or sglang (default: detected from the counter names)."
 
-spec_app = typer.Typer(help=_SPEC_HELP, no_args_is_help=True, rich_markup_mode="rich")
+spec_app = typer.Typer(help=_SPEC_HELP, no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(spec_app, name="spec")
 
 
