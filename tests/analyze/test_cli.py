@@ -135,7 +135,7 @@ def test_bad_csv_input_is_one_line_exit_2(tmp_path, capsys):
     rc, _, err = cli(capsys, "analyze", "--csv", str(f), "--value", "nope")
     assert rc == 2 and "has no column 'nope'" in one_error_line(err)
     rc, _, err = cli(capsys, "analyze", "--csv", str(tmp_path / "none.csv"), "--value", "x")
-    assert rc == 2 and "does not exist" in one_error_line(err)
+    assert rc == 2 and "none.csv: cannot read (no such file or directory)" in one_error_line(err)
     rc, _, err = cli(capsys, "analyze", "--csv", str(f))
     assert rc == 2 and "needs --value" in one_error_line(err)
 

@@ -152,20 +152,20 @@ def test_tp_from_filename(name, tp):
 @pytest.mark.parametrize("row,field,message", [
     (dict(NATIVE, hardware={"gpu_name": "H200", "memory_gb": "lots"}), "hardware.memory_gb",
      "expected a number, got 'lots'"),
-    (dict(LM_SNAPSHOT, observedTokS=-1), "tok_s_decode (from observedTokS)", "must be greater than 0, got -1"),
+    (dict(LM_SNAPSHOT, observedTokS=-1), "tok_s_decode (from observedTokS)", "must be > 0, got -1"),
     (dict(LM_SNAPSHOT, memoryGB="big"), "memoryGB", "expected a number, got 'big'"),
     (dict(LM_LIVE, engineFlags="dflash"), "engineFlags", "expected an object with fields, got 'dflash'"),
     (dict(LM_LIVE, engineFlags={"specMethod": "dflash", "specNumTokens": 0}),
-     "speculative.window_k (from engineFlags.specNumTokens)", "must be at least 1, got 0"),
+     "speculative.window_k (from engineFlags.specNumTokens)", "must be ≥ 1, got 0"),
     (dict(LM_LIVE, gpuPowerWatts="hot"), "gpuPowerWatts", "expected a number, got 'hot'"),
     (dict(LM_LIVE, gpuPowerWatts={"gpu0": 420}), "gpuPowerWatts", "expected a list of watts, got an object"),
     (dict(VLLM_UPSTREAM, median_tpot_ms="fast"), "median_tpot_ms", "expected a number, got 'fast'"),
     (dict(VLLM_UPSTREAM, output_throughput=0), "tok_s_aggregate (from output_throughput)",
-     "must be greater than 0, got 0"),
+     "must be > 0, got 0"),
     (dict(LLAMA_BENCH, gpu_info=3), "gpu_info", "expected text, got 3"),
     (dict(LLAMA_BENCH, model_type=7), "model_type", "expected text, got 7"),
     (dict(LLAMA_SERVER, timings={"predicted_n": -4, "predicted_ms": 1.0}),
-     "output_tokens (from timings.predicted_n)", "must be at least 0, got -4"),
+     "output_tokens (from timings.predicted_n)", "must be ≥ 0, got -4"),
 ])
 def test_errors_name_file_record_and_field(tmp_path, row, field, message):
     good = [NATIVE, NATIVE, NATIVE]
@@ -188,7 +188,7 @@ def test_no_valid_record_raises_one_line_naming_file_index_field(tmp_path):
 
 def test_diff_of_a_bad_record_names_its_field(tmp_path):
     p = _write(tmp_path, "pair.jsonl", json.dumps(NATIVE) + "\n" + json.dumps(dict(NATIVE, batch_size=0)) + "\n")
-    with pytest.raises(InputError, match=r"pair.jsonl: record 1: field batch_size: must be at least 1, got 0"):
+    with pytest.raises(InputError, match=r"pair.jsonl: record 1: field batch_size: must be ≥ 1, got 0"):
         diff_files(f"{p}#0", f"{p}#1")
 
 

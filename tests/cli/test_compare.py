@@ -135,7 +135,7 @@ def test_user_text_is_printed_literally(capsys):
     (["--a", A, "--b", B, "--margin", "2"], "--margin must be a fraction"),
     (["--a", A, "--b", B, "--noise-band", "-0.1"], "--noise-band must be"),
     (["--a", A, "--b", B, "--alpha", "0.7"], "--alpha must be between 0 and 0.5"),
-    (["--csv", "/nonexistent/x.csv"], "cannot read --csv"),
+    (["--csv", "/nonexistent/x.csv"], "--csv /nonexistent/x.csv: cannot read (no such file or directory)"),
     (["--a", A, "--b", B, "--names", "A"], "--names must be two different names"),
     (["--a", A, "--b", B, "--control", "C"], "--control 'C' is not an arm of the comparison (arms: A, B)"),
     (["--a-stats", "1,2,3", "--b-stats", "1,2,3", "--control", "A"], "--control is for --csv and --a/--b"),

@@ -54,8 +54,8 @@ switch = "true"
 
 
 @pytest.mark.parametrize("top, load, needle", [
-    ("rest_s = inf", "", "rest_s: Input should be a finite number"),
-    ("", "request_timeout_s = inf", "load.request_timeout_s: Input should be a finite number"),
+    ("rest_s = inf", "", "rest_s: must be a finite number, got inf"),
+    ("", "request_timeout_s = inf", "load.request_timeout_s: must be a finite number, got inf"),
     ("", "telemetry_interval_s = inf", "load.telemetry_interval_s"),
     ("", "telemetry_interval_s = nan", "load.telemetry_interval_s"),
     ("", "duration_s = 1e300", "load.duration_s"),

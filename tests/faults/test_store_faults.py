@@ -84,7 +84,7 @@ def test_one_damaged_row_is_reported_and_skipped(tmp_path, cli):
     code, out, err = cli("runs", "--db", str(db))
     assert code == 0, err
     assert f"run {ids[1]} in" in err and "damaged" in err and "skipped" in err
-    assert "2 run(s)" in out  # the list reads only the headline figures; `show` reads the rest
+    assert "1 run(s)" in out and "2 damaged" in out  # issue 22 item 24: damaged as `show` says it is
     code, out, err = cli("show", str(ids[2]), "--db", str(db))
     assert code == 4
     lines = [ln for ln in err.splitlines() if ln.strip()]

@@ -121,7 +121,7 @@ def test_spec_table_bad_file(tmp_path, capsys):
     bad = tmp_path / "t.json"
     bad.write_text("{not json")
     assert main(["spec", "table", str(bad)]) == 2
-    assert capsys.readouterr().err.startswith(f"tokcaliper: error: {bad}: not JSON")
+    assert capsys.readouterr().err.startswith(f"tokcaliper: error: {bad}: invalid JSON at line 1")
     assert main(["spec", "table", str(tmp_path / "missing.csv")]) == 2
     assert "cannot read" in capsys.readouterr().err
 

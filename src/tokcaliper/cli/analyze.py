@@ -9,6 +9,7 @@ Methods: docs/analyze.md.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from tokcaliper.stats.gates import RunGate
 
 _MAX_CSV_ROWS = 100_000
+_MAX_CSV_BYTES = 256 * 1024 * 1024
 
 
 class RunTable(BaseModel):
@@ -84,18 +86,19 @@ def read_csv_table(path: Path, value: str, arm_column: Optional[str], unit: Opti
     Raises:
         InputError: missing file or column, no rows, a non-numeric metric cell.
     """
-    if not path.is_file():
-        raise InputError(f"--csv: {path} does not exist or is not a file")
+    from tokcaliper.fileio import check_unique_columns, read_text
+
+    text = read_text(path, _MAX_CSV_BYTES, what=f"--csv {path}")
     try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            rows = []
-            for i, row in enumerate(reader):
-                if i >= _MAX_CSV_ROWS:
-                    raise InputError(f"--csv: {path} has more than {_MAX_CSV_ROWS:,} rows")
-                rows.append(row)
-    except (UnicodeDecodeError, csv.Error) as e:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        check_unique_columns(header, f"--csv {path}")
+        rows = []
+        for i, row in enumerate(reader):
+            if i >= _MAX_CSV_ROWS:
+                raise InputError(f"--csv: {path} has more than {_MAX_CSV_ROWS:,} rows")
+            rows.append(row)
+    except csv.Error as e:
         raise InputError(f"--csv: {path} is not a readable CSV file: {e}") from None
     if value not in header:
         raise InputError(f"--csv: {path} has no column {value!r} (columns: {', '.join(header) or 'none'})")

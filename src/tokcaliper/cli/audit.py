@@ -47,7 +47,7 @@ def audit_cmd(
     max_bytes: int = typer.Option(256 * 1024 * 1024, "--max-bytes", help="Largest input file accepted, bytes."),
     save_dir: Path | None = typer.Option(None, "--save-dir",
                                          help="Folder for downloaded URLs (default ~/.cache/tokcaliper/downloads)."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Seconds allowed to connect and per read, for URLs."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds allowed for a URL's whole download (connect, headers, body)."),
 ) -> None:
     """Audit published benchmark records: one verdict table per record and a batch summary.
 

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
+from tokcaliper.cli._app import DB_HELP, JSON_HELP, WIDE_HELP, app
 from tokcaliper.errors import InputError, ServerError
 
 
@@ -79,6 +79,7 @@ def bench(
              "stop, or restart it and go on with the next run.")] = "stop",
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    wide: Annotated[bool, typer.Option("--wide", help=WIDE_HELP)] = False,
 ) -> None:
     """Run R identical load runs against a server and print the noise floor (n, mean, CV, MDE)."""
     # Heavy imports (aiohttp, scipy) here, not at module level, so that
@@ -99,8 +100,7 @@ def bench(
     from tokcaliper.report.text import esc
     from tokcaliper.report.run_view import render_client, render_stream_warnings, render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
-    from tokcaliper.load.client import server_root
-    from tokcaliper.servers.managed import validate_base_url
+    from tokcaliper.servers.url import server_url
     from tokcaliper.servers.target import target_server
     from tokcaliper.stats.noise import noise_floor
     from tokcaliper.store import Store, ensure_writable
@@ -155,8 +155,8 @@ def bench(
             _check(problem is None, problem or "")
     ensure_fd_room(concurrency)  # a socket per stream, before the server starts
     if url is not None:
-        given = validate_base_url(url)  # fail before any work
-        url = server_root(given)
+        given = url.strip().rstrip("/")
+        url = server_url(url)  # fail before any work
         if url != given:
             stderr.print(f"note: --url {given} ends in /v1; using {url} "
                          "(tokcaliper adds /v1/chat/completions itself)")
@@ -294,10 +294,10 @@ def bench(
         for (r, a, rr), rep in zip(sweep, reports):
             if len(sweep) > 1:
                 console.print(f"[bold]{a}[/bold]: open loop at {num(r)} req/s")
-            console.print(runs_table(rr))
+            console.print(runs_table(rr, wide=wide))
             render_client(console, rr)
             render_stream_warnings(console, rr)
-            render_telemetry(console, rr)
+            render_telemetry(console, rr, wide=wide)
             for x in rr:
                 if not x.valid:
                     console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1} (#{x.id}) left out of the "

@@ -15,6 +15,9 @@ import typer
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError
 
+#: Largest ``--csv`` file read (bytes).
+MAX_CSV_BYTES = 64 * 1024 * 1024
+
 
 def _names(text: Optional[str], option: str) -> tuple[str, str] | None:
     if text is None:
@@ -186,10 +189,9 @@ def compare_cmd(
         return
 
     assert csv_path is not None
-    try:
-        text = csv_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read --csv {csv_path}: {e}") from None
+    from tokcaliper.fileio import read_text
+
+    text = read_text(csv_path, MAX_CSV_BYTES, what=f"--csv {csv_path}")
     table = parse_samples_csv(text, _names(arms, "--arms"), source=str(csv_path), control=control)
     analyses = []
     for s in table.metrics:

@@ -13,6 +13,7 @@ from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 experiment_app = typer.Typer(
     help="Interleaved experiments from a TOML file: run, resume, show, list (METHODS.md M4).",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(experiment_app, name="experiment")
 
@@ -102,18 +103,20 @@ def run_cmd(
 ) -> None:
     """Run an experiment file's arms in its declared order, store every run, then analyse."""
     from tokcaliper.experiment.execute import create_experiment
-    from tokcaliper.experiment.spec import load_experiment, with_until_decided
+    from tokcaliper.experiment.spec import read_experiment, with_until_decided
     from tokcaliper.report.output import stderr
+    from tokcaliper.servers.managed import check_reachable
     from tokcaliper.store import Store
 
     _check_on_mismatch(on_mismatch)
-    spec = load_experiment(file)
+    spec, source = read_experiment(file)  # read once: the text stored is the text validated
     if until_decided:
         spec = with_until_decided(spec, str(file))
     from tokcaliper.load.pool import ensure_fd_room
 
     ensure_fd_room(spec.load.concurrency, "[load] concurrency")  # before the experiment is created
-    source = file.read_text(encoding="utf-8")
+    if spec.url is not None:
+        check_reachable(spec.url)  # before the experiment exists: no empty "stopped" row
     with Store(db) as store:
         exp_id = create_experiment(spec, source, store)
         stderr.print(f"experiment {exp_id}: {len(spec.run_order())} measured runs "

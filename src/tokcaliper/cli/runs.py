@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
+from tokcaliper.cli._app import DB_HELP, JSON_HELP, WIDE_HELP, app
 from tokcaliper.numbers import num
 from tokcaliper.report.output import emit
 from tokcaliper.report.run_view import render_run_detail
@@ -41,10 +41,12 @@ def runs(
         raise InputError(f"--last must be ≥ 1, got {last}")
     with open_existing(db) as store:
         rows = store.list_runs(session=session, limit=last)
+        damaged = len(store.damaged)
         warn_damaged(store)
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
-        t = Table(title=f"{len(rows)} run(s) in {esc(db)}", title_justify="left")
+        note = f" ({damaged} damaged, not listed: see the warnings)" if damaged else ""
+        t = Table(title=f"{len(rows)} run(s) in {esc(db)}{note}", title_justify="left")
         for col in ("id", "session", "arm", "rep", "started (UTC)", "ok/failed",
                     "aggregate tok/s", "TTFT p50 ms"):
             t.add_column(col, justify="right")
@@ -65,9 +67,10 @@ def show(
     requests: Annotated[bool, typer.Option(help="Include every request record in --json output.")] = False,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    wide: Annotated[bool, typer.Option("--wide", help=WIDE_HELP)] = False,
 ) -> None:
     """Print one stored run: provenance, configuration, metrics and latency percentiles."""
     with open_existing(db) as store:
         run = store.get_run(run_id, with_requests=requests or not json_out)
     payload = run if (requests or not json_out) else run.model_copy(update={"requests": []})
-    emit(payload, json_out, lambda console: render_run_detail(console, run))
+    emit(payload, json_out, lambda console: render_run_detail(console, run, wide=wide))

@@ -14,10 +14,11 @@ from rich.markup import escape
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError
+from tokcaliper.fileio import read_text
 from tokcaliper.numbers import num
 from tokcaliper.spec.metrics import COST_PROXY, DEFINITIONS, LIMIT
 
-_DEFS = "\n\n".join(f"[bold]{escape(name)}[/]: {escape(formula)}" for name, formula in DEFINITIONS)
+_DEFS = "\n\n".join(f"{name}: {formula}" for name, formula in DEFINITIONS)
 _SPEC_HELP = (
     "Speculative decoding: acceptance metrics from server counters (after − before a run, never a "
     "server-side rolling average) and the draft-window table.\n\n"
@@ -26,18 +27,12 @@ _SPEC_HELP = (
 )
 _KIND_HELP = "Server family: llamacpp, vllm or sglang (default: detected from the counter names)."
 
-spec_app = typer.Typer(help=_SPEC_HELP, no_args_is_help=True, rich_markup_mode="rich")
+spec_app = typer.Typer(help=_SPEC_HELP, no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(spec_app, name="spec")
 
 
-def _read_text(path: Path, max_bytes: int = 64 * 1024 * 1024) -> str:
-    """The text of ``path``, or InputError naming it."""
-    try:
-        if path.stat().st_size > max_bytes:
-            raise InputError(f"{path}: larger than {max_bytes:,} bytes")
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+#: Largest table or log file read (bytes).
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
 @spec_app.command("table")
@@ -57,7 +52,8 @@ def table_cmd(
     from tokcaliper.spec.table import window_table
     from tokcaliper.spec.table_file import parse_tables
 
-    tables = [window_table(rows, name) for name, rows in parse_tables(_read_text(file), str(file))]
+    text = read_text(file, MAX_FILE_BYTES)
+    tables = [window_table(rows, name) for name, rows in parse_tables(text, str(file))]
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
         for i, t in enumerate(tables):
@@ -111,11 +107,20 @@ def log_cmd(
     other traffic would be mixed in). Drafts are recovered from the rounded AL.
     """
     from tokcaliper.report.output import emit
-    from tokcaliper.servers.spec_readers.vllm import counts_from_log, parse_log
+    from tokcaliper.servers.spec_readers.vllm import counts_from_log, parse_log, unread_log_lines
     from tokcaliper.spec.metrics import acceptance_metrics
 
-    windows = parse_log(_read_text(file))
+    text = read_text(file, MAX_FILE_BYTES, errors="replace")  # a server log may hold any bytes
+    try:
+        windows = parse_log(text)
+    except InputError as e:
+        raise InputError(f"{file} {e}") from None
     if not windows:
+        unread = unread_log_lines(text)
+        if unread:
+            raise InputError(f"{file}: {len(unread)} line(s) mention \"SpecDecoding metrics\" but none is in "
+                             f"the format this reads (first: line {unread[0]}; expected \"… Accepted: N tokens, "
+                             "Drafted: N tokens …\")")
         raise InputError(f"{file}: no \"SpecDecoding metrics\" line found")
     counts = counts_from_log(windows)
     metrics = acceptance_metrics(counts) if counts is not None else None
@@ -185,11 +190,8 @@ def sweep_cmd(
             windows = [int(x) for x in k.split(",") if x.strip()]
         except ValueError:
             raise InputError(f"--k must be integers separated by commas, got {k!r}") from None
-        try:
-            load = LoadSpec(concurrency=concurrency, requests=requests, max_tokens=max_tokens,
-                            prompts=str(prompts) if prompts else None, idle_seconds=0.0)
-        except ValueError as e:
-            raise InputError(f"spec sweep: {e}") from None
+        load = LoadSpec.from_options(concurrency=concurrency, requests=requests, max_tokens=max_tokens,
+                                     prompts=str(prompts) if prompts else None, idle_seconds=0.0)
         spec = sweep_experiment(server_cmd, windows, runs_per_k=repeat, load=load, order=order, seed=seed,
                                 warmup_runs=warmup_runs)
         store = Store(db)

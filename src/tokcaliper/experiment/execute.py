@@ -36,7 +36,8 @@ from tokcaliper.model.run import Run
 from tokcaliper.model.timestamps import utc_now_iso
 from tokcaliper.servers.counters import discover_model
 from tokcaliper.servers.local import find_local_llama, server_version
-from tokcaliper.servers.managed import ManagedServer, check_reachable, free_port, validate_base_url
+from tokcaliper.servers.managed import ManagedServer, check_reachable, free_port
+from tokcaliper.servers.url import server_url
 from tokcaliper.stats.sequential import SequentialDecision
 from tokcaliper.store import Store
 from tokcaliper.store.sqlite import Outcome
@@ -152,7 +153,7 @@ class _Server:
         self.version: str | None = None
 
     def use_url(self, url: str) -> None:
-        self.base_url = validate_base_url(url)
+        self.base_url = server_url(url, what="url")
         check_reachable(self.base_url)
 
     def start(self, argv_for_port: Callable[[int], list[str]]) -> None:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from tokcaliper.errors import InputError
+from tokcaliper.fileio import check_unique_columns
 from tokcaliper.stats.outliers import RunTags
 
 __all__ = ["CONTROL_NAMES", "ArmSamples", "SampleTable", "choose_control", "parse_number_list",
@@ -170,13 +171,14 @@ def parse_samples_csv(text: str, arms: Sequence[str] | None = None,
     if not rows:
         raise InputError(f"{source} is empty: need a header row arm,value[,pair][,position]")
     header = [c.strip().lower() for c in rows[0]]
+    if header:
+        header[0] = header[0].removeprefix("\ufeff")  # a byte-order mark (Excel) if the caller left it
     unknown = [c for c in header if c not in _COLUMNS]
     if unknown:
         raise InputError(f"{source}: unknown column {unknown[0]!r} (allowed: {', '.join(_COLUMNS)})")
     if "arm" not in header or "value" not in header:
         raise InputError(f"{source}: the header needs the columns arm and value, got {','.join(header)}")
-    if len(set(header)) != len(header):
-        raise InputError(f"{source}: a column appears twice in the header")
+    check_unique_columns(header, source)
     col = {c: header.index(c) for c in header}
     recs = []
     for line_no, r in enumerate(rows[1:], 2):

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -52,13 +53,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tokcaliper.errors import InputError
+from tokcaliper.fileio import read_text
 from tokcaliper.experiment.commands import PLACEHOLDERS, placeholders
 from tokcaliper.experiment.metric_ref import DEFAULT_METRIC, higher_is_better, validate_metric
 from tokcaliper.experiment.order import OrderName, run_order
 from tokcaliper.model.run import LoadConfig
+from tokcaliper.servers.url import server_url
+from tokcaliper.validation import Problem, describe, problems
 
 __all__ = ["LOCAL_PLACEHOLDERS", "ArmSpec", "ExperimentSpec", "LoadSpec", "key_lines",
-           "load_experiment", "parse_experiment"]
+           "load_experiment", "parse_experiment", "read_experiment"]
 
 
 class KeyedValueError(ValueError):
@@ -78,6 +82,14 @@ class _Strict(BaseModel):
     # duration, timeout, interval or effect may be either.
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
 
+
+#: Upper bounds of counts: beyond them a value is a typo (2**63 runs would exhaust memory
+#: building the run order, and overflow SQLite's integers).
+MAX_RUNS_PER_ARM = 10_000
+MAX_WARMUP_RUNS = 1_000
+MAX_ARMS = 1_000
+#: Seeds of ``numpy.random.default_rng``: non-negative; kept below 2**63 so SQLite stores them.
+MAX_SEED = 2**63 - 1
 
 #: Upper bounds of durations (s): beyond them a value is a typo, and some overflow
 #: the clocks they feed (``time.sleep(1e300)`` raises OverflowError in a sampler thread).
@@ -143,13 +155,12 @@ class LoadSpec(_Strict):
         try:
             return cls.model_validate(given)
         except ValidationError as e:
-            err = e.errors()[0]
-            ctx_err = (err.get("ctx") or {}).get("error")
-            field = ctx_err.key if isinstance(ctx_err, KeyedValueError) else str(err["loc"][0])
-            flag = CLI_FLAGS.get(field, field)
+            first = problems(e)[0]
+            ctx_err = (first.err.get("ctx") or {}).get("error")
             if isinstance(ctx_err, KeyedValueError):
                 raise InputError("give either --requests or --duration, not both") from None
-            raise InputError(f"{flag} {_bound_text(err)}") from None
+            field = str(first.loc[0]) if first.loc else ""
+            raise InputError(f"{CLI_FLAGS.get(field, field)} {describe(first.err)}") from None
 
     def to_load_config(self, base_url: str, model: str | None = None) -> LoadConfig:
         """The :class:`LoadConfig` of one run against ``base_url`` (bench's defaults)."""
@@ -178,23 +189,6 @@ CLI_FLAGS = {
 }
 
 
-_BOUNDS = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", "≥"),
-           "less_than": ("lt", "<"), "less_than_equal": ("le", "≤")}
-
-
-def _bound_text(err: dict[str, Any]) -> str:
-    """``"must be ≥ 1, got 0"`` from one pydantic error (no URL, no type names)."""
-    got = err.get("input")
-    got_text = f"{got:g}" if isinstance(got, float) else repr(got) if isinstance(got, str) else str(got)
-    kind = err.get("type", "")
-    if kind == "finite_number":
-        return f"must be a finite number, got {got_text}"
-    if kind in _BOUNDS:
-        key, sign = _BOUNDS[kind]
-        return f"must be {sign} {(err.get('ctx') or {}).get(key):g}, got {got_text}"
-    return f"{err['msg'].removeprefix('Value error, ')}, got {got_text}"
-
-
 #: Placeholders a server command may use besides {value}/{port}/{host}: the
 #: embedded default llama-server binary and SmolLM2 model, filled in by the
 #: runner (scripts/setup-llama-server.sh builds them).
@@ -203,13 +197,22 @@ _ARM_SERVER = PLACEHOLDERS | LOCAL_PLACEHOLDERS
 _TOP_SERVER = frozenset({"port", "host"}) | LOCAL_PLACEHOLDERS
 
 
-def _check_command(key: str, template: str, allowed: frozenset[str]) -> set[str]:
+def _check_command(key: str, template: str, allowed: frozenset[str], shell: bool = False) -> set[str]:
+    """The placeholders of a command template, checked as it will be run: without a shell
+    its words must split (balanced quotes), so a bad command fails with the file, not mid-run."""
     if not template.strip():
         raise KeyedValueError(key, "command is empty")
     try:
-        return placeholders(template, allowed)
+        used = placeholders(template, allowed)
     except InputError as e:
         raise KeyedValueError(key, str(e)) from None
+    if not shell:
+        try:
+            shlex.split(template)
+        except ValueError as e:
+            raise KeyedValueError(key, f"command {template!r} cannot be split into words ({e}); "
+                                       "balance its quotes") from None
+    return used
 
 
 class ArmSpec(_Strict):
@@ -262,11 +265,11 @@ class ArmSpec(_Strict):
                                   "switch (command against a live system)")
         used: set[str] = set()
         if self.server_cmd is not None:
-            used |= _check_command("server_cmd", self.server_cmd, _ARM_SERVER)
+            used |= _check_command("server_cmd", self.server_cmd, _ARM_SERVER, self.shell)
         if self.switch is not None:
-            used |= _check_command("switch", self.switch, PLACEHOLDERS)
+            used |= _check_command("switch", self.switch, PLACEHOLDERS, self.shell)
         if self.readback is not None:
-            used |= _check_command("readback", self.readback, PLACEHOLDERS)
+            used |= _check_command("readback", self.readback, PLACEHOLDERS, self.shell)
             if (self.expect is None) == (self.expect_regex is None):
                 raise KeyedValueError("readback", "a readback needs exactly one of expect "
                                                   "(exact string) or expect_regex")
@@ -317,18 +320,28 @@ class ExperimentSpec(_Strict):
     url: str | None = None
     server_cmd: str | None = None
     load: LoadSpec = Field(default_factory=LoadSpec)
-    arms: list[ArmSpec] = Field(min_length=2)
-    runs_per_arm: int = Field(5, ge=2)
-    warmup_runs: int = Field(1, ge=0)
+    arms: list[ArmSpec] = Field(min_length=2, max_length=MAX_ARMS)
+    runs_per_arm: int = Field(5, ge=2, le=MAX_RUNS_PER_ARM)
+    warmup_runs: int = Field(1, ge=0, le=MAX_WARMUP_RUNS)
     rest_s: float = Field(0.0, ge=0, le=MAX_TIMEOUT_S)
     order: OrderName = "random-blocks"
-    seed: int | None = Field(None, ge=0)
+    seed: int | None = Field(None, ge=0, le=MAX_SEED)
     metric: str = DEFAULT_METRIC
     effect: float | None = Field(None, gt=0, lt=1)
     equivalence_margin: float | None = Field(None, gt=0, lt=1)
     noise_band: float = Field(0.01, ge=0, lt=1)
     alpha: float = Field(0.05, gt=0, lt=0.5)
     until_decided: bool = False
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        try:
+            return server_url(v, what="url")
+        except InputError as e:
+            raise ValueError(str(e).removeprefix("url ")) from None
 
     @field_validator("metric")
     @classmethod
@@ -470,29 +483,26 @@ def _path_text(loc: tuple[str | int, ...]) -> str:
 
 
 def _line_of(loc: tuple[str | int, ...], lines: dict[tuple[str | int, ...], int]) -> int:
+    """The line of ``loc``, else of its nearest ancestor; a key only seen through its
+    children (``arms`` of ``[[arms]]``) is at its first child's line."""
     for k in range(len(loc), 0, -1):
         if loc[:k] in lines:
             return lines[loc[:k]]
+        below = [n for key, n in lines.items() if key[:k] == loc[:k]]
+        if below:
+            return min(below)
     return 1
 
 
-def _message(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
-    loc = tuple(err["loc"])
-    ctx_err = (err.get("ctx") or {}).get("error")
+def _message(prob: Problem) -> tuple[tuple[str | int, ...], str]:
+    """A problem's key path (a validator's :class:`KeyedValueError` points below its table)
+    and its sentence (:func:`tokcaliper.validation.describe`)."""
+    ctx_err = (prob.err.get("ctx") or {}).get("error")
     if isinstance(ctx_err, KeyedValueError):
         extra: tuple[str | int, ...] = tuple(
             int(p) if p.isdigit() else p for p in ctx_err.key.split("."))
-        return loc + extra, str(ctx_err)
-    kind = err.get("type", "")
-    if kind == "extra_forbidden":
-        return loc, "unknown key"
-    if kind == "missing":
-        return loc, "required key is missing"
-    msg = err["msg"].removeprefix("Value error, ")
-    if kind not in ("value_error",) and "input" in err and not isinstance(err["input"], dict):
-        got = repr(err["input"])
-        msg += f", got {got if len(got) <= 60 else got[:57] + '...'}"
-    return loc, msg
+        return prob.loc + extra, str(ctx_err)
+    return prob.loc, describe(prob.err)
 
 
 def parse_experiment(text: str, source: str = "experiment file") -> ExperimentSpec:
@@ -513,15 +523,18 @@ def parse_experiment(text: str, source: str = "experiment file") -> ExperimentSp
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{source}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise InputError(f"{source}: arrays or tables nested too deeply (an experiment file needs "
+                         "a few levels)") from None
     try:
         return ExperimentSpec.model_validate(data)
     except ValidationError as e:
-        errors = e.errors()
+        probs = problems(e)
         lines = key_lines(text)
-        loc, msg = _message(errors[0])
+        loc, msg = _message(probs[0])
         # A missing key has no line of its own: point at its table.
         line = _line_of(loc, lines)
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        more = f" (and {len(probs) - 1} more)" if len(probs) > 1 else ""
         raise InputError(f"{source} line {line}: {_path_text(loc)}: {msg}{more}") from None
 
 
@@ -534,19 +547,33 @@ def with_until_decided(spec: ExperimentSpec, source: str = "experiment file") ->
     try:
         return ExperimentSpec.model_validate({**spec.model_dump(), "until_decided": True})
     except ValidationError as e:
-        loc, msg = _message(e.errors()[0])
+        loc, msg = _message(problems(e)[0])
         raise InputError(f"{source}: --until-decided: {_path_text(loc)}: {msg}") from None
 
 
-def load_experiment(path: Path | str) -> ExperimentSpec:
-    """Read and validate an experiment file (see :func:`parse_experiment`).
+#: Largest experiment file read (bytes): a real one is a few kB.
+MAX_EXPERIMENT_BYTES = 1_000_000
+
+
+def read_experiment(path: Path | str) -> tuple[ExperimentSpec, str]:
+    """Read an experiment file once (:func:`tokcaliper.fileio.read_text`) and validate it.
+
+    Returns:
+        ``(spec, text)``: the text is what is stored with the experiment.
 
     Raises:
-        InputError: unreadable file, invalid TOML or invalid content.
+        InputError: a missing or unreadable file, not a regular file (a FIFO, ``/dev/zero``),
+            over :data:`MAX_EXPERIMENT_BYTES`, not UTF-8, invalid TOML or invalid content.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read experiment file {p}: {e}") from None
-    return parse_experiment(text, str(p))
+    text = read_text(p, MAX_EXPERIMENT_BYTES, what=f"experiment file {p}")
+    return parse_experiment(text, str(p)), text
+
+
+def load_experiment(path: Path | str) -> ExperimentSpec:
+    """Read and validate an experiment file (see :func:`read_experiment`).
+
+    Raises:
+        InputError: as :func:`read_experiment`.
+    """
+    return read_experiment(path)[0]

@@ -25,7 +25,7 @@ from tokcaliper.load.pool import ConnectionPool
 from tokcaliper.load.sse import RawStream
 from tokcaliper.model.run import LoadConfig
 
-__all__ = ["Endpoint", "ServerGone", "chat_body", "endpoint", "send_now", "server_root", "stream_chat"]
+__all__ = ["Endpoint", "ServerGone", "chat_body", "endpoint", "send_now", "stream_chat"]
 
 
 def chat_body(cfg: LoadConfig, messages: list[dict[str, str]]) -> dict[str, Any]:
@@ -65,15 +65,6 @@ class Endpoint:
         """A connection pool for this endpoint (learned keep-alive shared per server)."""
         return ConnectionPool(self.host, self.port, connect_timeout_s=connect_timeout_s,
                               ssl=ssl.create_default_context() if self.tls else None)
-
-
-def server_root(base_url: str) -> str:
-    """``base_url`` without a trailing ``/v1`` (OpenAI clients are configured with it; we add it).
-
-    ``http://host:8080/v1`` → ``http://host:8080``; anything else unchanged.
-    """
-    url = base_url.rstrip("/")
-    return url[:-3] if url.endswith("/v1") else url
 
 
 def endpoint(base_url: str) -> Endpoint:

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from tokcaliper.errors import InputError
-from tokcaliper.fileio import JSONParseError, jsonl_lines, loads_json, read_bytes
+from tokcaliper.fileio import JSONParseError, jsonl_lines, loads_json, read_text
 
 #: Ceiling on a prompts file (bytes).
 MAX_PROMPTS_BYTES = 256 * 1024 * 1024
@@ -64,9 +64,5 @@ def load_prompts(path: str | Path | None) -> list[Messages]:
     if path is None:
         return builtin_prompts()
     p = Path(path)
-    data = read_bytes(p, MAX_PROMPTS_BYTES, what=f"prompts file {p}")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise InputError(f"prompts file {p}: not UTF-8 text (bad byte at offset {e.start})") from None
+    text = read_text(p, MAX_PROMPTS_BYTES, what=f"prompts file {p}")
     return _parse_jsonl(text, str(p))

@@ -20,27 +20,41 @@ def _ms(x: float | None) -> str:
     return num(None if x is None else 1000 * x)
 
 
-def runs_table(runs: Sequence[Run], title: str = "runs") -> Table:
-    """One row per run: headline throughput and latency figures (n per row)."""
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
-    for col in ("run", "rep", "ok/failed", "out tokens", "wall s", "aggregate tok/s",
-                "decode tok/s (mean)", "req/s", "TTFT p50 ms", "TTFT p99 ms",
-                "ITL p50 ms", "ITL p99 ms"):
-        t.add_column(col, justify="right", no_wrap=True)
+#: Runs-table columns: (header, wide only). Headers break over two lines so that the
+#: default table fits 100 columns; ``--wide`` adds the figures the noise-floor table
+#: already gives per metric (decode tok/s, req/s).
+_RUN_COLUMNS = (("run", False), ("rep", False), ("ok/\nfailed", False), ("out tokens", False),
+                ("wall s", False), ("aggregate\ntok/s", False), ("decode\ntok/s mean", True),
+                ("req/s", True), ("TTFT\np50 ms", False), ("TTFT\np99 ms", False),
+                ("ITL\np50 ms", False), ("ITL\np99 ms", False))
+
+
+def runs_table(runs: Sequence[Run], title: str = "runs", *, wide: bool = False) -> Table:
+    """One row per run: headline throughput and latency figures (n per row).
+
+    Fits 100 columns; ``wide`` adds per-stream decode tok/s (mean) and req/s.
+    """
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    keep = [wide or not only_wide for _h, only_wide in _RUN_COLUMNS]
+    for (col, _w), k in zip(_RUN_COLUMNS, keep):
+        if k:
+            t.add_column(col, justify="right", no_wrap=True)
     for r in runs:
         m = r.metrics
-        t.add_row(
+        cells = (
             str(r.id), str(r.repetition + 1), f"{m.completed}/{m.failed}",
             f"{m.output_tokens} ({esc(m.token_count_source)})", num(m.wall_s),
             num(m.aggregate_output_tok_s, 4), num(m.per_stream_decode_tok_s_mean),
             num(m.request_throughput_rps), _ms(m.ttft_s.p50), _ms(m.ttft_s.p99),
             _ms(m.itl_s.p50), _ms(m.itl_s.p99),
         )
+        t.add_row(*(c for c, k in zip(cells, keep) if k))
     return t
 
 
-def render_run_detail(console: Console, run: Run) -> None:
-    """Everything about one stored run: provenance, config, metrics, latencies."""
+def render_run_detail(console: Console, run: Run, *, wide: bool = False) -> None:
+    """Everything about one stored run: provenance, config, metrics, latencies
+    (``wide``: every telemetry column, even those with no figure)."""
     m, c = run.metrics, run.config
     console.print(f"[bold]run {run.id}[/bold]  session {esc(run.session)}  arm {esc(run.arm)}  "
                   f"repetition {run.repetition + 1}")
@@ -80,7 +94,7 @@ def render_run_detail(console: Console, run: Run) -> None:
     if run.counters_delta:
         console.print("  server counters (after − before): " + ", ".join(
             f"{esc(k)}={int(v) if float(v).is_integer() else num(v, 6)}" for k, v in sorted(run.counters_delta.items())))
-    render_telemetry(console, [run])
+    render_telemetry(console, [run], wide=wide)
 
 
 def client_line(c: ClientHealth) -> str:
@@ -128,14 +142,21 @@ def render_stream_warnings(console: Console, runs: Sequence[Run]) -> None:
             console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {esc(line)}")
 
 
-def render_telemetry(console: Console, runs: Sequence[Run]) -> None:
-    """The telemetry table of ``runs`` and the reasons for what is missing."""
+def render_telemetry(console: Console, runs: Sequence[Run], *, wide: bool = False) -> None:
+    """The telemetry table of ``runs`` and the reasons for what is missing.
+
+    Columns with no figure in any row are left out and named (``wide``: all shown).
+    """
     summarized = summaries(runs)
-    table = telemetry_table(summarized)
-    if table is None:
+    got = telemetry_table(summarized, wide=wide)
+    if got is None:
         console.print("  telemetry: " + W.TELEMETRY_OFF.text())
         return
+    table, dropped = got
     console.print(table)
+    if dropped:
+        console.print(f"  telemetry: no figure in any row for {esc(', '.join(dropped))} "
+                      "(columns left out; --wide shows every column)")
     for note in telemetry_notes(summarized):
         console.print(f"  telemetry: {esc(note)}")
 

@@ -76,24 +76,6 @@ def render_command(template: str | Sequence[str], **fields: object) -> list[str]
     return out
 
 
-def validate_base_url(base_url: str) -> str:
-    """Check that ``base_url`` is ``http(s)://host[:port][/path]``; return it without a trailing /.
-
-    Raises:
-        InputError: empty, another scheme, no host, or a port outside 1–65535.
-    """
-    try:
-        url = httpx.URL(base_url)
-        port = url.port
-    except (httpx.InvalidURL, ValueError, TypeError) as e:
-        raise InputError(f"--url {base_url!r} is not a valid URL: {e}") from None
-    if url.scheme not in ("http", "https") or not url.host:
-        raise InputError(f"--url must look like http://HOST:PORT, got {base_url!r}")
-    if port is not None and not 0 < port < 65536:
-        raise InputError(f"--url port must be 1–65535, got {port}")
-    return base_url.rstrip("/")
-
-
 def check_reachable(base_url: str, timeout_s: float = 10.0) -> None:
     """Fail fast when nothing answers at ``base_url``.
 

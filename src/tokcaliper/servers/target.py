@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from tokcaliper.errors import InputError
 from tokcaliper.report.text import esc
 from tokcaliper.servers.local import find_local_llama, server_version
-from tokcaliper.servers.managed import ManagedServer, check_reachable, validate_base_url
+from tokcaliper.servers.managed import ManagedServer, check_reachable
+from tokcaliper.servers.url import server_url
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def target_server(
         ServerError: nothing answers at ``url``; the command fails to start.
     """
     if url is not None:
-        base_url = validate_base_url(url)
+        base_url = server_url(url)
         check_reachable(base_url)
         yield Target(base_url=base_url, server=None, version=None)
         return

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pydantic import ValidationError
+
 from tokcaliper.errors import InputError
 from tokcaliper.experiment.analysis import analysed_runs
-from tokcaliper.experiment.spec import ArmSpec, ExperimentSpec, LoadSpec
+from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec
 from tokcaliper.model.run import Run
 from tokcaliper.servers.spec_readers import ServerKind
 from tokcaliper.spec.runs import run_acceptance
 from tokcaliper.spec.table import KInput, WindowTable, window_table
 from tokcaliper.store.sqlite import Outcome
+from tokcaliper.validation import describe, explain, problems
 
 __all__ = ["arm_name", "sweep_experiment", "sweep_table"]
 
@@ -52,14 +55,26 @@ def sweep_experiment(template: str, windows: Sequence[int], *, runs_per_k: int, 
     ks = list(windows)
     if len(ks) < 2 or len(set(ks)) != len(ks) or any(k < 1 for k in ks):
         raise InputError(f"a sweep needs at least 2 distinct windows k ≥ 1, got {ks}")
-    arms = [ArmSpec(name=arm_name(k), server_cmd=template.replace("{k}", "{value}"), value=k) for k in ks]
+    arms = [{"name": arm_name(k), "server_cmd": template.replace("{k}", "{value}"), "value": k} for k in ks]
     data = {"name": f"draft-window sweep k = {', '.join(map(str, ks))}", "arms": arms, "load": load,
             "runs_per_arm": runs_per_k, "warmup_runs": warmup_runs, "rest_s": rest_s,
             "order": order, "seed": seed}
     try:
         return ExperimentSpec.model_validate(data)
-    except ValueError as e:
-        raise InputError(f"spec sweep: {e}") from None
+    except ValidationError as e:
+        first = problems(e)[0]
+        key = str(first.loc[0]) if first.loc else ""
+        if key == "arms":  # every arm is the one --server-cmd
+            raise InputError(f"--server-cmd {describe(first.err)}") from None
+        flag = _SWEEP_FLAGS.get(key)
+        if flag is not None:
+            raise InputError(f"{flag} {describe(first.err)}") from None
+        raise InputError(f"spec sweep: {explain(e)}") from None
+
+
+#: ExperimentSpec key → the ``spec sweep`` option that sets it (messages name what the user typed).
+_SWEEP_FLAGS = {"runs_per_arm": "--repeat", "warmup_runs": "--warmup-runs", "order": "--order",
+                "seed": "--seed"}
 
 
 def sweep_table(spec: ExperimentSpec, runs: Sequence[Run], outcomes: Sequence[Outcome],

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import PurePath
 from typing import Any
 
 from pydantic import ValidationError
 
 from tokcaliper.errors import InputError
+from tokcaliper.fileio import JSONParseError, check_unique_columns, first_duplicate, loads_json
 from tokcaliper.spec.table import KInput
+from tokcaliper.validation import explain
+
+#: Deepest nesting searched for tables; published tables sit a few levels down.
+MAX_DEPTH = 32
 
 _ALIASES = {"AL": "al", "mean_acceptance_length": "al", "acceptance_length": "al", "K": "k",
             "draft_window": "k", "num_speculative_tokens": "k", "error": "failed", "reason": "failed"}
@@ -44,13 +48,13 @@ def _row(k: Any, value: Any, where: str) -> KInput:
     try:
         return KInput.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        loc = ".".join(str(x) for x in err["loc"])
-        raise InputError(f"{where}: {loc + ': ' if loc else ''}{msg}") from None
+        raise InputError(f"{where}: {explain(e)}") from None
 
 
-def _find_tables(obj: Any, path: str, out: list[tuple[str, list[KInput]]]) -> None:
+def _find_tables(obj: Any, path: str, out: list[tuple[str, list[KInput]]], depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise InputError(f"{path}: nested more than {MAX_DEPTH} levels deep; no table of AL per k is "
+                         "that deep")
     if isinstance(obj, dict):
         keys = [k for k in obj if not str(k).startswith("_")]
         if "rows" in obj and isinstance(obj["rows"], list):
@@ -60,7 +64,7 @@ def _find_tables(obj: Any, path: str, out: list[tuple[str, list[KInput]]]) -> No
             out.append((path, [_row(int(k), obj[k], f"{path}.{k}" if path else str(k)) for k in keys]))
             return
         for k in keys:
-            _find_tables(obj[k], f"{path}.{k}" if path else str(k), out)
+            _find_tables(obj[k], f"{path}.{k}" if path else str(k), out, depth + 1)
 
 
 def tables_from_data(data: Any, source: str) -> list[tuple[str, list[KInput]]]:
@@ -84,6 +88,7 @@ def _csv_tables(text: str, source: str) -> list[tuple[str, list[KInput]]]:
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames:
         raise InputError(f"{source}: empty CSV")
+    check_unique_columns([_ALIASES.get(f.strip(), f.strip()) for f in reader.fieldnames], source)
     fields = {_ALIASES.get(f.strip(), f.strip()) for f in reader.fieldnames}
     if "k" not in fields or ("al" not in fields and "failed" not in fields):
         raise InputError(f"{source}: CSV needs columns k and al (got {', '.join(reader.fieldnames)})")
@@ -111,14 +116,19 @@ def parse_tables(text: str, source: str) -> list[tuple[str, list[KInput]]]:
         return _csv_tables(text, source)
     if suffix == ".json":
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{source}: not JSON (line {e.lineno}: {e.msg})") from None
+            data = loads_json(text, strict=True)
+        except JSONParseError as e:
+            raise InputError(f"{source}: {e}") from None
         return tables_from_data(data, source)
     import yaml
 
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 - a SafeLoader subclass
+    except _DuplicateYamlKey as e:
+        raise InputError(f"{source}: key {e.args[0]!r} is given twice in one mapping (line {e.args[1]}); "
+                         "which value to use is ambiguous") from None
+    except RecursionError:
+        raise InputError(f"{source}: nested too deeply to be a table of AL per k") from None
     except yaml.YAMLError as e:
         if suffix in (".yaml", ".yml"):
             raise InputError(f"{source}: not YAML ({' '.join(str(e).split())[:160]})") from None
@@ -128,3 +138,23 @@ def parse_tables(text: str, source: str) -> list[tuple[str, list[KInput]]]:
     if suffix in (".yaml", ".yml"):
         raise InputError(f"{source}: YAML holds no mapping")
     return _csv_tables(text, source)
+
+
+class _DuplicateYamlKey(Exception):
+    """A YAML mapping that gives one key twice: ``(key, line)``."""
+
+
+def _unique_key_loader() -> type:
+    """A ``yaml.SafeLoader`` that refuses a mapping giving one key twice (PyYAML keeps the last)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+            keys = [self.construct_object(k, deep=deep) for k, _v in node.value]
+            dup = first_duplicate(str(k) for k in keys)
+            if dup is not None:
+                line = node.value[dup[2] - 1][0].start_mark.line + 1
+                raise _DuplicateYamlKey(dup[0], line)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader

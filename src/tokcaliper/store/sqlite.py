@@ -26,6 +26,7 @@ from tokcaliper.model.telemetry import HostInfo, TelemetrySample, TelemetrySumma
 from tokcaliper.telemetry.raw import FORMAT as SAMPLES_FORMAT
 from tokcaliper.telemetry.raw import pack_samples, unpack_samples
 from tokcaliper.model.timestamps import normalize_utc_iso
+from tokcaliper.validation import explain
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
 SCHEMA_VERSION = 3
@@ -237,9 +238,7 @@ class DamagedRun(BaseModel):
 def _first_error(e: Exception) -> str:
     """One line naming the first problem of a validation or JSON error (no pydantic URL)."""
     if isinstance(e, ValidationError):
-        err = e.errors()[0]
-        loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
-        return f"{loc}: {err.get('msg', 'invalid')}"
+        return explain(e, what="value")
     text = " ".join(str(e).split()) or type(e).__name__
     return text if len(text) <= 200 else text[:200] + "…"
 
@@ -543,8 +542,13 @@ class Store:
 
     # -- reading -----------------------------------------------------------
     def list_runs(self, session: str | None = None, limit: int | None = None) -> list[RunRow]:
-        """Stored runs, newest last (optionally one session, the last ``limit``)."""
-        sql = """SELECT r.id, r.session, r.arm, r.repetition, r.started_at, r.metrics_json,
+        """Stored runs, newest last (optionally one session, the last ``limit``).
+
+        Each row is validated as :meth:`get_run` validates it (every column but the
+        request records), so a run that ``show`` calls damaged is never listed as
+        intact: it goes to :attr:`damaged` with its reason instead.
+        """
+        sql = f"""SELECT r.id, {', '.join('r.' + c for c in _SCALAR_COLUMNS + _JSON_COLUMNS)},
                         (SELECT value FROM run_scalars WHERE run_id=r.id AND metric='ttft_p50_ms')
                  FROM runs r"""
         args: list[object] = []
@@ -556,13 +560,17 @@ class Store:
         if limit is not None:
             rows = rows[-limit:]
         out = []
-        for rid, sess, arm, rep, started, metrics_json, ttft in rows:
+        names = ["id", *_SCALAR_COLUMNS, *_JSON_COLUMNS]
+        for row in rows:
+            fields = dict(zip(names, row))
+            rid = row[0]
             try:
-                m = json.loads(metrics_json)
+                run = _run_from_columns(fields, [])
+                m = run.metrics
                 out.append(RunRow(
-                    id=rid, session=sess, arm=arm, repetition=rep, started_at=started,
-                    completed=m["completed"], failed=m["failed"],
-                    aggregate_output_tok_s=m["aggregate_output_tok_s"], ttft_p50_ms=ttft,
+                    id=rid, session=run.session, arm=run.arm, repetition=run.repetition,
+                    started_at=run.started_at, completed=m.completed, failed=m.failed,
+                    aggregate_output_tok_s=m.aggregate_output_tok_s, ttft_p50_ms=row[-1],
                 ))
             except (ValueError, TypeError, KeyError, ValidationError) as e:
                 self.damaged.append(DamagedRun(id=rid, reason=f"run {rid} in {self.path} is damaged: "

@@ -29,10 +29,11 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
-from tokcaliper import numbers as fmt
 from tokcaliper.audit.launch import parse_launch
 from tokcaliper.errors import InputError
 from tokcaliper.model.record import Record, SpeculativeInfo
+from tokcaliper.validation import describe as describe_error
+from tokcaliper.validation import loc_path, problems, show
 
 
 @runtime_checkable
@@ -110,26 +111,6 @@ class FieldError(ValueError):
 # --------------------------------------------------------------------------- values
 
 
-def show(v: Any) -> str:
-    """A value as a user would recognise it, short: ``'lots'``, ``true``, ``a list``, ``a 400-digit number``."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, dict):
-        return "an object"
-    if isinstance(v, (list, tuple)):
-        return "a list"
-    if isinstance(v, int):
-        digits = len(str(abs(v))) if abs(v) < 10 ** 4000 else 4000
-        return f"a {digits}-digit integer" if digits > 15 else str(v)
-    if isinstance(v, float):
-        return repr(v) if abs(v) < 1e15 or v != v else fmt.num(v, 4)
-    if isinstance(v, str):
-        return repr(v if len(v) <= 40 else v[:37] + "…")
-    return f"a {type(v).__name__}"
-
-
 def num(v: Any, field_name: str = "(number)") -> float | None:
     """A source number (or numeric text); None/"" → None.
 
@@ -178,56 +159,6 @@ def get(row: dict[str, Any], path: str) -> Any:
     return cur
 
 
-def loc_path(loc: tuple[Any, ...]) -> str:
-    """pydantic location → ``"power_w[1]"``, ``"speculative.al"``."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def describe_error(err: dict[str, Any]) -> str:
-    """One pydantic error as a plain sentence: ``"expected a number, got 'lots'"``."""
-    t = err.get("type", "")
-    ctx = err.get("ctx") or {}
-    got = show(err.get("input"))
-    if t in ("float_parsing", "float_type"):
-        raw = err.get("input")
-        if isinstance(raw, int) and not isinstance(raw, bool):
-            return f"number too large ({got}; the largest is about 1.8e308)"
-        return f"expected a number, got {got}"
-    if t in ("int_parsing", "int_type", "int_from_float", "int_parsing_size"):
-        return f"expected a whole number, got {got}"
-    if t == "greater_than":
-        return f"must be greater than {ctx.get('gt')}, got {got}"
-    if t == "greater_than_equal":
-        return f"must be at least {ctx.get('ge')}, got {got}"
-    if t == "less_than_equal":
-        return f"must be at most {ctx.get('le')}, got {got}"
-    if t == "less_than":
-        return f"must be less than {ctx.get('lt')}, got {got}"
-    if t == "finite_number":
-        return f"must be a finite number, got {got}"
-    if t == "extra_forbidden":
-        return "unknown field (not part of the record format)"
-    if t == "string_type":
-        return f"expected text, got {got}"
-    if t in ("bool_type", "bool_parsing"):
-        return f"expected true or false, got {got}"
-    if t in ("model_type", "dict_type", "model_attributes_type"):
-        return f"expected an object with fields, got {got}"
-    if t == "list_type":
-        return f"expected a list, got {got}"
-    if t == "literal_error":
-        return f"expected one of {ctx.get('expected')}, got {got}"
-    if t == "missing":
-        return "required field missing"
-    if t == "value_error":
-        return str(ctx.get("error") or err.get("msg", "invalid value"))
-    msg = str(err.get("msg", "invalid value"))
-    return f"{msg[0].lower()}{msg[1:]}, got {got}" if msg else f"invalid value {got}"
-
-
 def field_error(e: ValidationError, sources: dict[str, str] | None = None) -> FieldError:
     """The first error of a pydantic validation as a :class:`FieldError`.
 
@@ -235,13 +166,16 @@ def field_error(e: ValidationError, sources: dict[str, str] | None = None) -> Fi
     a differently named source field the path is followed by it:
     ``tok_s_decode (from observedTokS)``. ``"; and N more"`` counts the rest.
     """
-    errs = e.errors()
-    err = errs[0]
-    loc = loc_path(err["loc"]) or "(record)"
-    more = f"; and {len(errs) - 1} more" if len(errs) > 1 else ""
+    probs = problems(e)
+    first = probs[0]
+    loc = loc_path(first.loc) or "(record)"
+    more = f"; and {len(probs) - 1} more" if len(probs) > 1 else ""
     src = (sources or {}).get(loc.split("[")[0])
     where = f"{loc} (from {src})" if src and src != loc.split("[")[0] else loc
-    return FieldError(where, describe_error(err) + more)
+    what = describe_error(first.err)
+    if first.err.get("type") == "extra_forbidden":
+        what = "unknown field (not part of the record format)"
+    return FieldError(where, what + more)
 
 
 # --------------------------------------------------------------------------- building records

@@ -27,8 +27,8 @@ from tokcaliper import numbers as fmt
 from tokcaliper.audit.importers.base import ImportResult, Problem, show
 from tokcaliper.audit.importers.dispatch import record_from_row
 from tokcaliper.errors import InputError
-from tokcaliper.fileio import (JSONParseError, check_max_bytes, human_bytes, jsonl_lines, loads_json,
-                               os_reason, read_bytes)
+from tokcaliper.fileio import (JSONParseError, check_max_bytes, check_unique_columns, decode_text, human_bytes,
+                               jsonl_lines, loads_json, os_reason, read_bytes)
 
 __all__ = ["DEFAULT_MAX_BYTES", "check_max_bytes", "decode_text", "human_bytes", "load_records",
            "os_reason", "parse_json", "parse_record_ref", "read_raw"]
@@ -45,18 +45,6 @@ def read_raw(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         InputError: missing/unreadable file, a directory, a device or FIFO, or larger than ``max_bytes``.
     """
     return read_bytes(path, max_bytes)
-
-
-def decode_text(data: bytes, path: Path) -> str:
-    """UTF-8 text of a file's bytes (a leading BOM dropped).
-
-    Raises:
-        InputError: bytes that are not UTF-8, naming the file and the offset.
-    """
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text (bad byte at offset {e.start})") from None
 
 
 _ParseError = JSONParseError
@@ -106,16 +94,12 @@ def _csv_header(names: list[str], path: Path) -> list[str]:
             (``model`` and ``model.name``: ``model`` cannot be text and a group at once).
     """
     clean = [n.strip() for n in names]
-    seen: dict[str, int] = {}
     for i, n in enumerate(clean, 1):
         if not n:
             raise InputError(f"{path}: header column {i} has no name")
         if any(not part for part in n.split(".")):
             raise InputError(f"{path}: header column {i} {n!r}: empty part in a dotted name")
-        if n in seen:
-            raise InputError(f"{path}: header names column {n!r} twice (columns {seen[n]} and {i}); "
-                             "which value to use is ambiguous")
-        seen[n] = i
+    check_unique_columns(clean, str(path))
     for n in clean:
         for m in clean:
             if m.startswith(n + "."):

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel
 
+from tokcaliper.errors import InputError
 from tokcaliper.servers.spec_readers._family import counts_with_prefix
 from tokcaliper.spec.metrics import SpecCounts
 
@@ -33,8 +34,8 @@ PREFIX = "vllm:"
 
 _LINE = re.compile(
     r"SpecDecoding metrics:\s*"
-    r"(?:Mean acceptance length:\s*(?P<al>[0-9.]+|nan),\s*)?"
-    r".*?Accepted:\s*(?P<acc>\d+)\s*tokens,\s*Drafted:\s*(?P<dft>\d+)\s*tokens"
+    r"(?:Mean acceptance length:\s*(?P<al>-?[0-9.]+|nan),\s*)?"
+    r".*?Accepted:\s*(?P<acc>-?\d+)\s*tokens,\s*Drafted:\s*(?P<dft>-?\d+)\s*tokens"
     r"(?:,\s*Per-position acceptance rate:\s*(?P<pos>[0-9.,\s]+?)(?:,\s*Avg|$|\s*$))?",
 )
 
@@ -65,7 +66,15 @@ class VllmLogWindow(BaseModel):
 
 
 def parse_log(text: str) -> list[VllmLogWindow]:
-    """Every "SpecDecoding metrics" line of a vLLM log, in order (other lines are skipped)."""
+    """Every "SpecDecoding metrics" line of a vLLM log, in order (other lines are skipped).
+
+    A line in another format is skipped too (see :func:`unread_log_lines`); a line in
+    this format whose figures cannot be (a negative count, more accepted than drafted
+    tokens, AL below 1) is refused, since summing the file without it would be wrong.
+
+    Raises:
+        InputError: ``"line N: …"`` naming the impossible figure.
+    """
     out: list[VllmLogWindow] = []
     for i, raw in enumerate(text.splitlines(), start=1):
         if "SpecDecoding metrics" not in raw:
@@ -73,8 +82,20 @@ def parse_log(text: str) -> list[VllmLogWindow]:
         m = _LINE.search(raw)
         if m is None:
             continue
-        al = float(m["al"]) if m["al"] and m["al"] != "nan" else None
+        try:
+            al = float(m["al"]) if m["al"] and m["al"] != "nan" else None
+        except ValueError:
+            raise InputError(f"line {i}: mean acceptance length {m['al']!r} is not a number") from None
         acc, dft = int(m["acc"]), int(m["dft"])
+        if acc < 0 or dft < 0:
+            raise InputError(f"line {i}: Accepted {acc} / Drafted {dft} tokens: a token count cannot be "
+                             "negative (a damaged log line?)")
+        if acc > dft:
+            raise InputError(f"line {i}: Accepted {acc} > Drafted {dft} tokens: no more tokens can be "
+                             "accepted than were drafted")
+        if al is not None and al < 1:
+            raise InputError(f"line {i}: mean acceptance length {m['al']} < 1: every step emits at least "
+                             "one token")
         pos = [float(x) for x in re.findall(r"[0-9]*\.?[0-9]+", m["pos"] or "")]
         drafts: float | None = None
         if pos and sum(pos) > 0:
@@ -84,6 +105,12 @@ def parse_log(text: str) -> list[VllmLogWindow]:
         out.append(VllmLogWindow(line=i, mean_acceptance_length=al, accepted=acc, drafted=dft,
                                  per_position=pos, drafts=drafts))
     return out
+
+
+def unread_log_lines(text: str) -> list[int]:
+    """Line numbers that mention "SpecDecoding metrics" but are not in the known format."""
+    return [i for i, raw in enumerate(text.splitlines(), start=1)
+            if "SpecDecoding metrics" in raw and _LINE.search(raw) is None]
 
 
 def counts_from_log(windows: list[VllmLogWindow]) -> SpecCounts | None:
