@@ -19,7 +19,6 @@ from rich.text import Text
 
 from tokcaliper.numbers import num, p_value, percent, statistic
 from tokcaliper.numbers import ratio as fmt_ratio
-from tokcaliper.stats.ab import ratios_text, running_lines
 
 if TYPE_CHECKING:
     from tokcaliper.stats.ab import ABAnalysis, MultiComparison, SingleNumbers
@@ -53,6 +52,7 @@ def _arms_table(an: ABAnalysis) -> Table:
 
 def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> None:
     """Print one metric's comparison."""
+    from tokcaliper.stats.ab import ratios_text, running_lines  # scipy: only when rendering
     na, nb = an.a.name, an.b.name
     lvl = f"{100 * (1 - an.alpha):g}%"
     if header:
