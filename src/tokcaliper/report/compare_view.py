@@ -52,6 +52,7 @@ def _arms_table(an: ABAnalysis) -> Table:
 
 def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> None:
     """Print one metric's comparison."""
+    from tokcaliper.stats.ab import ratios_text, running_lines  # scipy: only when rendering
     na, nb = an.a.name, an.b.name
     lvl = f"{100 * (1 - an.alpha):g}%"
     if header:
@@ -81,12 +82,12 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
                 else f"t = {statistic(pr.t)}, df = {pr.df}, p = {p_value(pr.p)}")
         _say(console, escape(f"paired on log ratios ({pr.n} pairs): ratio {fmt_ratio(pr.ratio)}"
                              f"{pci}, {ptxt}"))
-        _say(console, "pair ratios in run order: " + " ".join(fmt_ratio(r) for r in pr.ratios))
+        _say(console, escape("pair ratios in run order: " + ratios_text(pr.ratios)))
     _robust(an, console, lvl)
     if an.running:
         _say(console, "verdict after each pair:")
-        for s in an.running:
-            _say(console, f"  {escape(s.text)}")
+        for line in running_lines(an.running):
+            _say(console, f"  {escape(line)}")
     v = an.variance
     bf = ("" if v.bf_p is None
           else f"Brown–Forsythe W = {statistic(v.bf_w)}, p = {p_value(v.bf_p)}; ")
@@ -159,8 +160,8 @@ def _robust(an: ABAnalysis, console: Console, lvl: str) -> None:
         _say(console, escape(f"drift over run positions (decides): {an.drift.describe()}"))
     o = an.outliers
     if o is not None and o.runs:
-        for r in o.runs:
-            _say(console, f"[yellow]outlier:[/yellow] {escape(r.describe())}")
+        for line in o.shown():
+            _say(console, f"[yellow]outlier:[/yellow] {escape(line)}")
         w = an.without_outliers
         if w is not None:
             _say(console, escape(f"without {w.left_out}: "
