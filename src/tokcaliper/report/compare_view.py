@@ -107,6 +107,11 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
         t = an.tost
         _say(console, escape(f"equivalence (TOST ±{percent(t.margin)}): p = {p_value(t.p)}, "
                              f"{100 * (1 - 2 * t.alpha):g}% CI {_ci(t.ci)}"))
+    _render_verdict(an, console)
+
+
+def _render_verdict(an: ABAnalysis, console: Console) -> None:
+    """The verdict, its arithmetic, notes and sources: the tail of either scale's body."""
     style = _STYLE[an.verdict]
     _say(console, f"[bold {style}]verdict:[/bold {style}] {escape(an.report.summary)}")
     _say(console, "arithmetic:")
@@ -137,14 +142,7 @@ def _render_difference(an: ABAnalysis, console: Console) -> None:
     if an.mde is not None:
         _say(console, escape(f"MDE with these runs: ±{num(an.mde)}{u}, so changes below "
                              f"±{num((an.noise_abs or 0) + an.mde)}{u} (floor + MDE) cannot be called"))
-    style = _STYLE[an.verdict]
-    _say(console, f"[bold {style}]verdict:[/bold {style}] {escape(an.report.summary)}")
-    _say(console, "arithmetic:")
-    for line in an.report.arithmetic:
-        _say(console, f"  {escape(line)}")
-    for n in an.notes:
-        _say(console, f"[yellow]note:[/yellow] {escape(n)}")
-    _say(console, "sources: " + escape("; ".join(an.report.sources)), style="dim")
+    _render_verdict(an, console)
 
 
 def _control_line(an: ABAnalysis, console: Console) -> None:
