@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 from tokcaliper import __version__
 from tokcaliper.errors import Interrupted, ServerError
 from tokcaliper.load.driver import OnRequest, Phase, PhaseAborted, run_phase
+from tokcaliper.load.lengths import length_report
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.summary import MAX_ERROR_RATE, error_rate_reason, summarize
 from tokcaliper.model.run import LoadConfig, Run
@@ -324,6 +325,7 @@ def measure_run(
     telemetry = None
     samples = None
     metrics = summarize(records, client=phase.client, arrivals=phase.arrivals)
+    metrics.lengths = length_report(records, phase.lengths_method, phase.template_tokens)
     if setup.telemetry is not None:
         telemetry = sampler.summary()  # type: ignore[union-attr]
         telemetry.idle_power_w = dict(setup.idle_power_w)

@@ -41,6 +41,7 @@ from tokcaliper.load.pool import ConnectionPool
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.sse import RawStream
 from tokcaliper.load.summary import percentiles
+from tokcaliper.load.synthetic import SyntheticWorkload
 from tokcaliper.model.run import ArrivalStats, ClientHealth, LoadConfig, RequestRecord
 
 __all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "run_phase", "run_phase_async", "salted"]
@@ -65,10 +66,14 @@ class Phase(list[RequestRecord]):
             (:class:`~tokcaliper.model.run.ClientHealth`, bounds not yet
             judged: :func:`tokcaliper.load.summary.summarize` does).
         arrivals: open-loop arrival statistics (None in a closed loop).
+        lengths_method / template_tokens: how synthetic prompts were sized
+            (:class:`~tokcaliper.load.synthetic.SyntheticWorkload`), None without them.
     """
 
     client: ClientHealth | None = None
     arrivals: ArrivalStats | None = None
+    lengths_method: str | None = None
+    template_tokens: float | None = None
 
 
 class PhaseAborted(ServerError):
@@ -102,21 +107,50 @@ def salted(messages: Messages, tag: str) -> Messages:
 
 
 class _Requests:
-    """Request bytes by request index (encoded ahead when the count is known)."""
+    """Request bytes by request index (encoded ahead when the count is known).
+
+    With synthetic lengths (``cfg.input_tokens`` / ``output_tokens``) each
+    request's prompt and ``max_tokens`` come from
+    :class:`~tokcaliper.load.synthetic.SyntheticWorkload`, sized before the
+    clock (the unique tag is part of the counted prompt).
+    """
 
     def __init__(self, cfg: LoadConfig, prompts: list[Messages], ep: Endpoint, offset: int,
                  count: int | None) -> None:
         self.cfg, self.prompts, self.ep, self.offset = cfg, prompts, ep, offset
-        self._ready = [self._build(i) for i in range(count)] if count is not None else None
+        self.synth: SyntheticWorkload | None = None
+        self.lengths: dict[int, tuple[int, int | None, int | None]] = {}
+        if cfg.input_tokens or cfg.output_tokens:
+            self.synth = SyntheticWorkload(cfg)
+            self.synth.prepare()
+        try:
+            self._ready = [self._build(i) for i in range(count)] if count is not None else None
+        finally:
+            if self.synth is not None and count is not None:
+                self.synth.close()
 
     def _build(self, i: int) -> bytes:
         messages = self.prompts[(self.offset + i) % len(self.prompts)]
-        if self.cfg.prompt_salt is not None:
-            messages = salted(messages, f"[{self.cfg.prompt_salt}.{self.offset + i}] ")
-        return self.ep.request(chat_body(self.cfg, messages))
+        tag = "" if self.cfg.prompt_salt is None else f"[{self.cfg.prompt_salt}.{self.offset + i}] "
+        if tag:
+            messages = salted(messages, tag)
+        if self.synth is None:
+            return self.ep.request(chat_body(self.cfg, messages))
+        plan = self.synth.plan(self.offset + i, tag, messages)
+        self.lengths[i] = (plan.max_tokens, plan.input_tokens, plan.output_tokens)
+        return self.ep.request(chat_body(self.cfg, plan.messages, max_tokens=plan.max_tokens,
+                                         min_tokens=plan.output_tokens))
 
     def __getitem__(self, i: int) -> bytes:
         return self._ready[i] if self._ready is not None else self._build(i)
+
+    def stream(self, i: int, *, index: int, warmup: bool, scheduled: float) -> RawStream:
+        """The empty :class:`RawStream` of request ``i`` (its budget and requested lengths set)."""
+        if i not in self.lengths:
+            return RawStream(index=index, warmup=warmup, scheduled=scheduled, max_tokens=self.cfg.max_tokens)
+        budget, req_in, req_out = self.lengths[i]
+        return RawStream(index=index, warmup=warmup, scheduled=scheduled, max_tokens=budget,
+                         requested_prompt_tokens=req_in, requested_output_tokens=req_out)
 
 
 class _Collector:
@@ -161,8 +195,9 @@ async def _closed_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, o
                 return
             i = next_index
             next_index += 1
-            raw = RawStream(index=index_offset + i, warmup=warmup, scheduled=now, max_tokens=cfg.max_tokens)
-            out.add(await stream_chat(pool, reqs[i], raw, timeout_s=cfg.request_timeout_s,
+            request = reqs[i]  # built (lazily) before its stream, so its lengths are known
+            raw = reqs.stream(i, index=index_offset + i, warmup=warmup, scheduled=now)
+            out.add(await stream_chat(pool, request, raw, timeout_s=cfg.request_timeout_s,
                                       first_token_timeout_s=cfg.first_token_timeout_s,
                                       token_timeout_s=cfg.token_timeout_s))
 
@@ -237,8 +272,7 @@ async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out
         fired += 1
         if k + 1 < n:
             loop.call_at(out.run_start + offsets[k + 1] + to_loop, fire, k + 1)
-        raw = RawStream(index=index_offset + k, warmup=False, scheduled=out.run_start + offsets[k],
-                        max_tokens=cfg.max_tokens)
+        raw = reqs.stream(k, index=index_offset + k, warmup=False, scheduled=out.run_start + offsets[k])
         if in_flight < cap and not failure:
             start(raw)
         else:
@@ -330,6 +364,9 @@ async def run_phase_async(
         "server_keeps_alive": {"keeps": True, "closes": False}.get(ka.mode),
         "reads_kernel_stamped": st.kernel_reads, "reads_loop_stamped": st.loop_reads,
     })
+    if reqs.synth is not None:
+        reqs.synth.close()
+        phase.lengths_method, phase.template_tokens = reqs.synth.method, reqs.synth.template_tokens
     if open_loop:
         sent = [r.start_s for r in phase if r.start_s is not None]
         sched = [r.scheduled_s for r in phase if r.scheduled_s is not None]
