@@ -180,7 +180,7 @@ def parse_length_spec(spec: str, option: str = "--input-tokens") -> LengthDist:
     limit = MAX_LENGTH_TOKENS if kind == "normal" else 5.0
     if not 0 <= spread <= limit:
         what = "SD" if kind == "normal" else "SIGMA"
-        raise InputError(f"{option} {spec!r}: {what} must be in [0, {limit:g}], got {spread:g}")
+        raise InputError(f"{option} {spec!r}: {what} must be in [0, {num(limit, 8, trim=True, grouping=False)}], got {spread:g}")
     return LengthDist(kind, (centre, spread), spec)
 
 
@@ -261,9 +261,9 @@ def length_report(records: list[RequestRecord], method: str | None,
             rep.warnings.append(W.LENGTHS_UNCOUNTED.text(direction=name))
         elif (acc.share_exact or 0) < EXACT_WARN_SHARE or (acc.max_abs_error or 0) > slack:
             rep.warnings.append(W.LENGTHS_OFF.text(
-                direction=name, exact=num(100 * (acc.share_exact or 0)), n=acc.n,
+                direction=name, exact=num(100 * (acc.share_exact or 0), trim=True), n=acc.n,
                 mean=num(acc.mean_abs_error), max=acc.max_abs_error,
-                bound=num(100 * EXACT_WARN_SHARE), slack=slack))
+                bound=num(100 * EXACT_WARN_SHARE, trim=True), slack=slack))
     if method == "calibrated" and rep.input is not None:
         rep.warnings.append(W.LENGTHS_APPROXIMATE.text())
     return rep

@@ -198,7 +198,12 @@ class SyntheticWorkload:
         p1 = srv.prompt_tokens(_text("[probe.0] ", _words(self.cfg.length_seed, -1, w1)))
         p2 = srv.prompt_tokens(_text("[probe.0] ", _words(self.cfg.length_seed, -1, w2)))
         srv.close()
-        self._per_word = max((p2 - p1) / (w2 - w1), 1e-3)
+        if p2 <= p1:
+            raise ServerError(
+                f"{self.cfg.base_url} has no /tokenize and its usage.prompt_tokens does not grow with "
+                f"the prompt ({w1} words: {p1} tokens, {w2} words: {p2}), so --input-tokens cannot "
+                "size prompts")
+        self._per_word = (p2 - p1) / (w2 - w1)
         self.template_tokens = p1 - w1 * self._per_word  # the tag's tokens included
         self.method = "calibrated"
 
