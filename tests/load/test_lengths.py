@@ -148,7 +148,7 @@ def test_report_figures_and_warning_past_the_bound():
     exact = length_report([_rec(i, 50, 50, 8, 8) for i in range(20)], "tokenize", 30.0)
     assert exact is not None and exact.warnings == [] and exact.input.share_exact == 1.0
     off = length_report([_rec(i, 50, 50 + (i % 3 == 0), 8, 8) for i in range(20)], "tokenize", 30.0)
-    assert off is not None and len(off.warnings) == 1 and off.warnings[0].startswith("input lengths: 65% of 20 requests exact (bound 95%)")
+    assert off is not None and len(off.warnings) == 1 and off.warnings[0].startswith("input lengths: 65% of 20 requests exact (bound 95%), |error| mean 0.350, max 1")
     assert length_report([_rec(0, None, 5, None, 8)], None, None) is None
     approx = length_report([_rec(0, 50, 50, None, 8)], "calibrated", 12.0)
     assert approx is not None and any("approximate" in w for w in approx.warnings)

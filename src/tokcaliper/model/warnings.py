@@ -156,8 +156,8 @@ TOKENS_PER_CHUNK = NamedWarning(
 
 LENGTHS_OFF = NamedWarning(
     "lengths-off",
-    "{direction} lengths: {exact}% of {n} requests exact (bound {bound}%), mean |error| {mean} tokens, "
-    "max {max} (allowed ±{slack}): the server counted other lengths than were asked for")
+    "{direction} lengths: {exact}% of {n} requests exact (bound {bound}%), |error| mean {mean}, "
+    "max {max} tokens (allowed ±{slack})")
 
 LENGTHS_UNCOUNTED = NamedWarning(
     "lengths-uncounted",
