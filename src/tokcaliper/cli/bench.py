@@ -293,7 +293,10 @@ def bench(
                + (f" (burstiness {num(cfg.burstiness)})" if cfg.arrival == "gamma" else "")
                + f", ≤ {cfg.concurrency} in flight" if cfg.rate_rps is not None
                else f"concurrency {cfg.concurrency}")
-            + f", max_tokens {cfg.max_tokens}, temperature "
+            + (f", input tokens {esc(cfg.input_tokens)}" if cfg.input_tokens else "")
+            + (f", output tokens {esc(cfg.output_tokens)} (seed {cfg.length_seed})" if cfg.output_tokens
+               else f", max_tokens {cfg.max_tokens}")
+            + ", temperature "
             f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
             f"cool-down {cooldown:g} s; stored in {esc(db)} (session {runs[0].session})"
         )
