@@ -190,3 +190,25 @@ def test_server_without_usage_growth_cannot_size_prompts(tmp_path):
     assert proc.returncode != 0
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("tokcaliper: error:") and "--input-tokens" in last
+
+
+def test_server_without_tokenize_is_calibrated_from_probe_usage(monkeypatch):
+    """No /tokenize: tokens per word and the overhead come from two probes' usage.prompt_tokens,
+    the prompt is sized from that fit, and the method says it is approximate."""
+    from tokcaliper.load import synthetic
+    from tokcaliper.model.run import LoadConfig
+
+    def usage(_self, text: str) -> int:  # a server whose template adds 20 tokens, 2 tokens per word
+        return 20 + 2 * len(text.split())
+
+    monkeypatch.setattr(synthetic._Server, "find_tokenizer", lambda self: False)
+    monkeypatch.setattr(synthetic._Server, "prompt_tokens", usage)
+    w = synthetic.SyntheticWorkload(LoadConfig(base_url="http://127.0.0.1:9", input_tokens="fixed:120"))
+    w.prepare()
+    assert w.method == "calibrated" and w._per_word == 2.0
+    plan = w.plan(3, "[s.3] ", [])
+    assert plan.input_tokens == 120 and usage(None, plan.messages[0]["content"]) == 120
+    flat = synthetic.SyntheticWorkload(LoadConfig(base_url="http://127.0.0.1:9", input_tokens="fixed:120"))
+    monkeypatch.setattr(synthetic._Server, "prompt_tokens", lambda self, text: 7)
+    with pytest.raises(Exception, match="does not grow with the prompt"):
+        flat.prepare()
