@@ -38,6 +38,9 @@ def test_normal_input_and_fixed_output_lengths_are_exact(tmp_path, llama_server)
         assert r.requested_prompt_tokens is not None and r.prompt_tokens is not None
         assert abs(r.prompt_tokens - r.requested_prompt_tokens) <= 1, r
         assert r.requested_output_tokens == 32 and r.output_tokens == 32 and r.token_count_source == "usage"
+    # The sizing probe and tokenize calls fall outside the run's counter window: the server's own
+    # count of generated tokens is the measured requests' and nothing more.
+    assert run.counters_delta.get("llamacpp:tokens_predicted_total") == 8 * 32
     asked = [r.requested_prompt_tokens for r in reqs]
     n = len(asked)
     mean = sum(asked) / n

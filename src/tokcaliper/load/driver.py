@@ -44,7 +44,8 @@ from tokcaliper.load.summary import percentiles
 from tokcaliper.load.synthetic import SyntheticWorkload
 from tokcaliper.model.run import ArrivalStats, ClientHealth, LoadConfig, RequestRecord
 
-__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "run_phase", "run_phase_async", "salted"]
+__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "prepare_requests", "run_phase",
+           "run_phase_async", "salted"]
 
 #: Called after each request ends, with the request's index (progress bars).
 OnRequest = Callable[[int], None]
@@ -116,18 +117,19 @@ class _Requests:
     """
 
     def __init__(self, cfg: LoadConfig, prompts: list[Messages], ep: Endpoint, offset: int,
-                 count: int | None) -> None:
+                 count: int | None, synth: SyntheticWorkload | None = None) -> None:
         self.cfg, self.prompts, self.ep, self.offset = cfg, prompts, ep, offset
-        self.synth: SyntheticWorkload | None = None
+        self.synth = synth
         self.lengths: dict[int, tuple[int, int | None, int | None]] = {}
-        if cfg.input_tokens or cfg.output_tokens:
+        owned = synth is None and bool(cfg.input_tokens or cfg.output_tokens)
+        if owned:
             self.synth = SyntheticWorkload(cfg)
             self.synth.prepare()
         try:
             self._ready = [self._build(i) for i in range(count)] if count is not None else None
         finally:
-            if self.synth is not None and count is not None:
-                self.synth.close()
+            if owned and count is not None:
+                self.synth.close()  # type: ignore[union-attr]
 
     def _build(self, i: int) -> bytes:
         messages = self.prompts[(self.offset + i) % len(self.prompts)]
@@ -295,8 +297,15 @@ async def run_phase_async(
     *,
     warmup: bool = False,
     on_request: OnRequest | None = None,
+    synth: SyntheticWorkload | None = None,
+    prepared: _Requests | None = None,
 ) -> Phase:
     """Run one phase: ``cfg.warmup`` warm-up requests, or the measured load.
+
+    ``synth``: a prepared :class:`~tokcaliper.load.synthetic.SyntheticWorkload`
+    (probed once per run) to size the prompts with; ``prepared``: the measured
+    phase's requests already built (:func:`prepare_requests`), so that no
+    sizing call falls inside the run's counter and telemetry window.
 
     Warm-up requests use prompt indices ``0 … warmup−1`` and measured ones
     continue from there, so no measured request reuses a warm-up prompt.
@@ -328,7 +337,10 @@ async def run_phase_async(
                                   count=count, duration_s=None if count else duration,
                                   seed=_seed(cfg)).tolist()
         count = len(offsets)
-    reqs = _Requests(cfg, prompts, ep, offset, count)
+    if prepared is not None and not warmup:
+        reqs = prepared
+    else:
+        reqs = _Requests(cfg, prompts, ep, offset, count, synth=synth)
     first_wave = min(cfg.concurrency, count if count is not None else cfg.concurrency)
     if open_loop:
         first_wave = min(first_wave, OPEN_LOOP_PREFILL)
@@ -365,7 +377,8 @@ async def run_phase_async(
         "reads_kernel_stamped": st.kernel_reads, "reads_loop_stamped": st.loop_reads,
     })
     if reqs.synth is not None:
-        reqs.synth.close()
+        if synth is None and prepared is None:
+            reqs.synth.close()
         phase.lengths_method, phase.template_tokens = reqs.synth.method, reqs.synth.template_tokens
     if open_loop:
         sent = [r.start_s for r in phase if r.start_s is not None]
@@ -374,12 +387,26 @@ async def run_phase_async(
     return phase
 
 
+def prepare_requests(cfg: LoadConfig, prompts: list[Messages],
+                     synth: SyntheticWorkload | None) -> _Requests | None:
+    """The measured phase's requests, built now (prompts sized by ``synth``), or None.
+
+    None without synthetic lengths, or when the count is not known ahead
+    (``duration_s``); then the phase builds its requests itself.
+    """
+    if synth is None or cfg.requests is None or cfg.duration_s is not None:
+        return None
+    return _Requests(cfg, prompts, endpoint(cfg.base_url), cfg.warmup, cfg.requests, synth=synth)
+
+
 def run_phase(
     cfg: LoadConfig,
     prompts: list[Messages],
     *,
     warmup: bool = False,
     on_request: OnRequest | None = None,
+    synth: SyntheticWorkload | None = None,
+    prepared: _Requests | None = None,
 ) -> Phase:
     """Synchronous wrapper of :func:`run_phase_async` (its own event loop)."""
     if warmup and cfg.warmup == 0:
@@ -388,7 +415,8 @@ def run_phase(
     try:
         with _sigint_deferred():
             runner.get_loop()  # builds the event loop
-        return runner.run(run_phase_async(cfg, prompts, warmup=warmup, on_request=on_request))
+        return runner.run(run_phase_async(cfg, prompts, warmup=warmup, on_request=on_request,
+                                          synth=synth, prepared=prepared))
     finally:
         runner.close()
 

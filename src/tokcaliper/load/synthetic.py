@@ -3,7 +3,9 @@
 What is counted: the requested input length is the server's
 ``usage.prompt_tokens`` — the chat template and any default system prompt the
 template adds included, and the unique-prompt tag (``[salt.index] ``)
-included. Per run (once per phase, before its clock starts):
+included. Per run (the probe once, before the warm-up; every prompt sized
+before the run's counters are read and its telemetry starts, so no sizing
+call is inside the measured window):
 
 1. **Tokenizer.** ``POST /tokenize`` in llama.cpp's shape
    (``{"content", "add_special": false}`` → ``{"tokens": [...]}``), else
@@ -215,6 +217,9 @@ class SyntheticWorkload:
 
     def _sized(self, target: int, tag: str, index: int) -> Messages:
         """One user message whose text is ``target`` tokens (closest reached)."""
+        if self.method == "tokenize" and self._server is None:  # closed after an earlier phase
+            self._server = _Server(self.cfg)
+            self._server.find_tokenizer()
         srv = self._server
         if srv is None:  # calibrated
             n = max(round((target - (self.template_tokens or 0)) / self._per_word), 0)
