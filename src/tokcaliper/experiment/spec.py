@@ -115,6 +115,9 @@ class LoadSpec(_Strict):
         max_error_rate: a run with a larger share of failed measured requests is stored invalid.
         telemetry_interval_s: sampling interval, s (0 = off; default 0.1 = 10 Hz). idle_seconds: idle
             power measurement before the first run (0 = off).
+        input_tokens, output_tokens: synthetic length distributions (``fixed:N``, ``normal:MEAN,SD``,
+            ``lognormal:MEDIAN,SIGMA``, ``uniform:LO,HI``, ``empirical:FILE``;
+            :mod:`tokcaliper.load.lengths`); input lengths need ``requests``. length_seed: their seed.
     """
 
     model: str | None = None
@@ -134,11 +137,35 @@ class LoadSpec(_Strict):
     health_timeout_s: float = Field(180.0, gt=0, le=MAX_TIMEOUT_S)
     telemetry_interval_s: float = Field(0.1, ge=0, le=MAX_INTERVAL_S)
     idle_seconds: float = Field(3.0, ge=0, le=MAX_INTERVAL_S)
+    input_tokens: str | None = None
+    output_tokens: str | None = None
+    length_seed: int = Field(0, ge=0, le=2**63 - 1)
+
+    @field_validator("input_tokens", "output_tokens")
+    @classmethod
+    def _length_spec(cls, v: str | None, info: Any) -> str | None:
+        if v is None:
+            return v
+        from tokcaliper.errors import InputError
+        from tokcaliper.load.lengths import parse_length_spec
+
+        flag = CLI_FLAGS[info.field_name]
+        try:
+            parse_length_spec(v, flag)
+        except InputError as e:
+            raise ValueError(str(e).removeprefix(flag + " ")) from None
+        return v
 
     @model_validator(mode="after")
     def _one_stop_rule(self) -> LoadSpec:
         if self.requests is not None and self.duration_s is not None:
             raise KeyedValueError("duration_s", "give either requests or duration_s, not both")
+        if self.input_tokens is not None and self.prompts is not None:
+            raise KeyedValueError("input_tokens", "give either input_tokens or prompts, not both "
+                                  "(synthetic prompts replace the prompt set)")
+        if self.input_tokens is not None and self.duration_s is not None:
+            raise KeyedValueError("input_tokens", "input_tokens needs requests, not duration_s "
+                                  "(prompts are sized by the server's tokenizer before the clock)")
         return self
 
     @classmethod
@@ -157,6 +184,10 @@ class LoadSpec(_Strict):
         except ValidationError as e:
             first = problems(e)[0]
             ctx_err = (first.err.get("ctx") or {}).get("error")
+            if isinstance(ctx_err, KeyedValueError) and ctx_err.key == "input_tokens":
+                raise InputError(str(ctx_err).replace("input_tokens", "--input-tokens")
+                                 .replace("duration_s", "--duration").replace("requests", "--requests")
+                                 .replace("prompts", "--prompts", 1)) from None
             if isinstance(ctx_err, KeyedValueError):
                 raise InputError("give either --requests or --duration, not both") from None
             field = str(first.loc[0]) if first.loc else ""
@@ -173,7 +204,8 @@ class LoadSpec(_Strict):
             warmup=self.concurrency if self.warmup is None else self.warmup,
             max_tokens=self.max_tokens, temperature=self.temperature, ignore_eos=self.ignore_eos,
             prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s,
-            first_token_timeout_s=self.first_token_timeout_s, token_timeout_s=self.token_timeout_s)
+            first_token_timeout_s=self.first_token_timeout_s, token_timeout_s=self.token_timeout_s,
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens, length_seed=self.length_seed)
 
 
 #: LoadSpec field → the ``tokcaliper bench`` option that sets it.
@@ -185,7 +217,8 @@ CLI_FLAGS = {
     "first_token_timeout_s": "--first-token-timeout", "token_timeout_s": "--token-timeout",
     "max_error_rate": "--max-error-rate",
     "health_timeout_s": "--health-timeout", "telemetry_interval_s": "--telemetry-interval",
-    "idle_seconds": "--idle-seconds",
+    "idle_seconds": "--idle-seconds", "input_tokens": "--input-tokens",
+    "output_tokens": "--output-tokens", "length_seed": "--length-seed",
 }
 
 
