@@ -353,7 +353,43 @@ class Store:
             raise StoreError(f"cannot use results database {self.path}: {e}") from None
 
     def _migrate(self, create: bool) -> None:
-        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        """Check the schema version and upgrade an older database step by step.
+
+        The version read before the write lock is only a hint: another process may
+        be creating or upgrading the same file at this moment. Each step therefore
+        takes the write lock (``BEGIN IMMEDIATE``), reads ``user_version`` again
+        and runs only the step that version still needs (issue 22 item 4: two
+        processes opening a new ``--db`` at once both ran v1 → v2, "duplicate
+        column name: position").
+        """
+        version = self._check_version(create)
+        while version < SCHEMA_VERSION:
+            # One transaction per step: an interrupted upgrade leaves the
+            # previous version intact (executescript would commit early).
+            self.conn.isolation_level = None
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                version = self._check_version(create)  # again, under the lock
+                if version < SCHEMA_VERSION:
+                    _MIGRATIONS[version + 1](self.conn)
+                    version += 1
+                    self.conn.execute(f"PRAGMA user_version = {version}")
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            finally:
+                self.conn.isolation_level = ""
+
+    def _check_version(self, create: bool) -> int:
+        """The database's schema version after checking it can be used.
+
+        Raises:
+            StoreError: not a tokcaliper database (a user's file, another SQLite
+                file), a newer schema, or tables of its version missing.
+        """
+        version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
         if version == 0 and not create:
             # Never turn a user's file into a database by reading it.
             raise StoreError(f"{self.path} is not a tokcaliper results database")
@@ -372,20 +408,7 @@ class Store:
             if missing:
                 raise StoreError(f"results database {self.path} is damaged: table(s) "
                                  f"{', '.join(missing)} missing (schema v{version})")
-        for v in range(version + 1, SCHEMA_VERSION + 1):
-            # One transaction per step: an interrupted upgrade leaves the
-            # previous version intact (executescript would commit early).
-            self.conn.isolation_level = None
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-                _MIGRATIONS[v](self.conn)
-                self.conn.execute(f"PRAGMA user_version = {v}")
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            finally:
-                self.conn.isolation_level = ""
+        return version
 
     def check_writable(self) -> None:
         """Fail now, before anything is measured, if a run could not be written.
