@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from tokcaliper.cli._app import JSON_HELP, app
-from tokcaliper.errors import EXIT_INTERNAL, Interrupted, TokcaliperError
+from tokcaliper.errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, Interrupted, TokcaliperError
 
 # Command modules register themselves on import.
 from tokcaliper.cli import bench as _bench  # noqa: F401,E402
@@ -71,6 +71,12 @@ def _main(argv: list[str] | None) -> int:
     sys.unraisablehook = _quiet_interrupts(sys.unraisablehook)
     try:
         rv = command.main(args=argv, prog_name="tokcaliper", standalone_mode=False)
+    except SystemExit:
+        # click turns a write to a closed stdout (EPIPE) into SystemExit(1) after wrapping
+        # sys.stdout in its PacifyFlushWrapper: that 1 is not a bug.
+        if _pacified(sys.stdout):
+            return _broken_pipe()
+        raise
     except typer.Exit as e:  # --help, --version-like early exits
         return e.exit_code
     except (typer.Abort, KeyboardInterrupt) as e:
@@ -86,6 +92,8 @@ def _main(argv: list[str] | None) -> int:
             return 2
         print(f"tokcaliper: error: {_one_line(e.format_message())} (see --help)", file=sys.stderr)
         return int(getattr(e, "exit_code", 2))
+    except BrokenPipeError:
+        return _broken_pipe()
     except Exception as e:  # never a traceback for the user
         if os.environ.get("TOKCALIPER_DEBUG"):
             raise
@@ -99,6 +107,27 @@ def _main(argv: list[str] | None) -> int:
     if rv == 130:
         return _interrupted(KeyboardInterrupt())
     return rv if isinstance(rv, int) else 0
+
+
+def _pacified(stream: object) -> bool:
+    """Is ``stream`` click's wrapper put around stdout/stderr after a write to a closed pipe?"""
+    return type(stream).__name__ in ("PacifyFlushWrapper", "_PacifyFlushWrapper")
+
+
+def _broken_pipe() -> int:
+    """stdout's reader went away: point stdout at /dev/null (so that the flush at exit
+    cannot fail again with "Exception ignored … BrokenPipeError") and return
+    :data:`EXIT_BROKEN_PIPE`, printing nothing (the Python docs' note on SIGPIPE)."""
+    for name in ("stdout", "stderr"):  # undo click's wrappers (see _main)
+        stream = getattr(sys, name)
+        if _pacified(stream):
+            setattr(sys, name, stream.wrapped)
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout already closed or not a file
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 #: Signals that stop tokcaliper like Ctrl-C (a CI cancel, ``timeout``, a closed terminal).
