@@ -29,8 +29,17 @@ def _listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
-def test_signal_stops_server_and_keeps_stored_runs(tmp_path, sig, code):
+def _ignore_sigint() -> None:
+    """What a non-interactive shell does to a background job (``cmd &``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("sig, code, sigint_ignored", [
+    (signal.SIGTERM, 143, False), (signal.SIGHUP, 129, False),
+    # Issue 22 item 1: with SIGINT inherited as ignored, SIGTERM/SIGHUP did nothing.
+    (signal.SIGTERM, 143, True), (signal.SIGHUP, 129, True),
+])
+def test_signal_stops_server_and_keeps_stored_runs(tmp_path, sig, code, sigint_ignored):
     db = tmp_path / "runs.db"
     cmd = f"{sys.executable} {FAKE} --port {{port}} --ttft 0.01 --itl 0.01 --tokens 8"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
@@ -40,6 +49,7 @@ def test_signal_stops_server_and_keeps_stored_runs(tmp_path, sig, code):
          "--concurrency", "2", "--requests", "4", "--max-tokens", "8", "--idle-seconds", "0",
          "--telemetry-interval", "0", "--db", str(db)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
     )
     port = None
     stored = 0
@@ -56,7 +66,13 @@ def test_signal_stops_server_and_keeps_stored_runs(tmp_path, sig, code):
         assert time.monotonic() < deadline, "runs never finished"
     assert port is not None and _listening(port)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(f"{signal.Signals(sig).name} did not stop tokcaliper within 30 s: "
+                             f"{err[-2000:]}") from None
     assert proc.returncode == code, err
     assert "Traceback" not in err
     assert "interrupted" in err and "stored in" in err, err

@@ -136,15 +136,32 @@ STOP_SIGNALS = ("SIGTERM", "SIGHUP")
 _received: list[int] = []
 
 
-def _on_stop_signal(signum: int, _frame: object) -> None:
-    """Turn SIGTERM/SIGHUP into Ctrl-C: re-raise as SIGINT, so that whatever handles
-    Ctrl-C at that moment (asyncio's runner cancelling the load, or KeyboardInterrupt)
-    runs the same clean-up: stop the run, the managed server and the samplers, keep
-    what is stored. A second stop signal is ignored so it cannot cut the clean-up short."""
+def _on_stop_signal(signum: int, frame: object) -> None:
+    """Stop on SIGTERM/SIGHUP as on Ctrl-C: call whatever handles Ctrl-C at that moment
+    (asyncio's runner cancelling the load, or Python's KeyboardInterrupt), so that the
+    same clean-up runs: stop the run, the managed server and the samplers, keep what is
+    stored. A second stop signal is ignored so it cannot cut the clean-up short.
+
+    The Ctrl-C handler is called directly, not through ``raise_signal(SIGINT)``: a
+    process started with SIGINT ignored (``cmd &`` in a non-interactive shell) has no
+    Python SIGINT handler, so a re-raised SIGINT did nothing and SIGTERM was lost
+    (issue 22 item 1). Then the running load phase is cancelled the way asyncio does
+    it (:func:`tokcaliper.load.driver.interrupt_phase`), or KeyboardInterrupt is raised
+    here; SIGINT itself stays ignored.
+    """
     _received.append(signum)
     for name in STOP_SIGNALS:
         signal.signal(getattr(signal, name), signal.SIG_IGN)
-    signal.raise_signal(signal.SIGINT)
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+        return
+    # SIG_IGN or SIG_DFL inherited: no asyncio handler either. Cancel a running load
+    # phase as asyncio would (it then raises KeyboardInterrupt), else raise it here.
+    from tokcaliper.load.driver import interrupt_phase
+
+    if not interrupt_phase():
+        signal.default_int_handler(signal.SIGINT, frame)
 
 
 def _stop_on_signals() -> dict[int, object]:
