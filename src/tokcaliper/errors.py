@@ -53,6 +53,11 @@ class StoreError(TokcaliperError):
     exit_code = 4
 
 
+class ExperimentBusy(StoreError):
+    """Another live process is measuring this experiment (``experiment run`` or ``resume``);
+    the message names its pid. Exit 4, like a locked database."""
+
+
 class ExperimentStopped(TokcaliperError):
     """An experiment stopped on purpose (a read-back mismatch); its runs so far are stored.
 

@@ -13,22 +13,24 @@ one transaction.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from tokcaliper.errors import InputError, StoreError
+from tokcaliper.errors import ExperimentBusy, InputError, StoreError
 from tokcaliper.model.metrics import get_metric, run_scalars
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics
 from tokcaliper.model.telemetry import HostInfo, TelemetrySample, TelemetrySummary
 from tokcaliper.telemetry.raw import FORMAT as SAMPLES_FORMAT
 from tokcaliper.telemetry.raw import pack_samples, unpack_samples
-from tokcaliper.model.timestamps import normalize_utc_iso
+from tokcaliper.model.timestamps import normalize_utc_iso, utc_now_iso
+from tokcaliper.processes import process_alive, process_start
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA_V1 = """
     CREATE TABLE runs (
@@ -161,8 +163,31 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
         )
 
 
+def _migrate_v3(conn: sqlite3.Connection) -> None:
+    """v2 → v3: who runs an experiment now, and the prompts it measured with.
+
+    - ``claimed_pid`` / ``claimed_start`` / ``claimed_at``: the process measuring the
+      experiment's positions (:meth:`Store.claim_experiment`), so that a second
+      ``experiment resume`` refuses instead of measuring every pending position again;
+      ``claimed_start`` is the holder's start time (:mod:`tokcaliper.processes`),
+      which tells a live holder from a reused pid;
+    - ``prompts_path`` / ``prompts_sha256``: the prompts file the first run resolved
+      (relative paths against the experiment file's folder) and a digest of the
+      prompts read from it, so that ``resume`` uses the same file and refuses a
+      changed one. Experiments stored before v3 have them NULL.
+    """
+    _execute_script(conn, """
+        ALTER TABLE experiments ADD COLUMN claimed_pid INTEGER;
+        ALTER TABLE experiments ADD COLUMN claimed_start TEXT;
+        ALTER TABLE experiments ADD COLUMN claimed_at TEXT;
+        ALTER TABLE experiments ADD COLUMN prompts_path TEXT;
+        ALTER TABLE experiments ADD COLUMN prompts_sha256 TEXT
+    """)
+
+
 #: Schema version → the function that upgrades the previous version to it.
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_v1, 2: _migrate_v2}
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3}
 
 
 class RunRow(BaseModel):
@@ -189,6 +214,10 @@ class ExperimentRow(BaseModel):
         status: ``"running"``, ``"finished"`` or ``"stopped"`` (with the reason in outcomes).
         spec: the validated experiment file as JSON data.
         source_text: the file exactly as it was read (provenance; ``resume`` uses ``spec``).
+        prompts_path: the prompts file as the first run resolved it (absolute), None for
+            the built-in set or an experiment stored before schema v3.
+        prompts_sha256: digest of the prompts read from it by the first run (None until then).
+        claimed_pid: the process measuring it now, or last (see :meth:`Store.claim_experiment`).
     """
 
     id: str
@@ -197,6 +226,9 @@ class ExperimentRow(BaseModel):
     status: str
     spec: dict
     source_text: str
+    prompts_path: str | None = None
+    prompts_sha256: str | None = None
+    claimed_pid: int | None = None
 
 
 class Outcome(BaseModel):
@@ -266,6 +298,7 @@ def write_recovery_file(run: Run, db_path: Path) -> Path | None:
 #: Tables every database of a schema version has (a missing one means damage).
 _TABLES = {1: {"runs", "run_scalars", "requests"},
            2: {"runs", "run_scalars", "requests", "experiments", "outcomes", "telemetry_samples"}}
+_TABLES[3] = _TABLES[2]
 
 
 def _dumps(obj: object) -> str:
@@ -317,6 +350,18 @@ def _run_from_columns(fields: dict[str, object], requests: list[RequestRecord]) 
             except ValidationError as e:
                 raise ValueError(f"{field}.{_first_error(e)}") from None
     return Run.model_validate({**data, "requests": requests})
+
+
+_EXPERIMENT_COLUMNS = ("id, name, created_at, status, spec_json, source_text, prompts_path, "
+                       "prompts_sha256, claimed_pid")
+
+
+def _experiment_row(row: Sequence[object]) -> ExperimentRow:
+    rid, name, created, status, spec_json, text, prompts_path, prompts_sha256, pid = row
+    return ExperimentRow(id=rid, name=name, created_at=created, status=status,  # type: ignore[arg-type]
+                         spec=json.loads(spec_json), source_text=text,  # type: ignore[arg-type]
+                         prompts_path=prompts_path, prompts_sha256=prompts_sha256,  # type: ignore[arg-type]
+                         claimed_pid=pid)  # type: ignore[arg-type]
 
 
 class Store:
@@ -489,12 +534,68 @@ class Store:
         return run_id
 
     # -- experiments -------------------------------------------------------
-    def create_experiment(self, exp_id: str, name: str, spec: dict, source_text: str, created_at: str) -> None:
-        """Record a new experiment (before its first run, so ``resume`` can find it)."""
+    def create_experiment(self, exp_id: str, name: str, spec: dict, source_text: str, created_at: str,
+                          prompts_path: str | None = None) -> None:
+        """Record a new experiment (before its first run, so ``resume`` can find it).
+
+        ``prompts_path``: the prompts file resolved to an absolute path (see :class:`ExperimentRow`).
+        """
         self._write(
-            "INSERT INTO experiments (id, name, created_at, status, spec_json, source_text) VALUES (?,?,?,?,?,?)",
-            (exp_id, name, created_at, "running", _dumps(spec), source_text),
+            "INSERT INTO experiments (id, name, created_at, status, spec_json, source_text, prompts_path) "
+            "VALUES (?,?,?,?,?,?,?)",
+            (exp_id, name, created_at, "running", _dumps(spec), source_text, prompts_path),
         )
+
+    def set_experiment_prompts(self, exp_id: str, path: str | None, sha256: str) -> None:
+        """Record the prompts file (absolute path, None: built-in) and digest the experiment measures with."""
+        self._write("UPDATE experiments SET prompts_path = ?, prompts_sha256 = ? WHERE id = ?",
+                    (path, sha256, exp_id))
+
+    def claim_experiment(self, exp_id: str, pid: int | None = None) -> None:
+        """Make process ``pid`` (default: this one) the one that measures ``exp_id``, atomically.
+
+        Read and write happen in one write transaction (``BEGIN IMMEDIATE``), so of two
+        processes claiming at once exactly one wins. A claim of this same process is
+        renewed; the claim of a process that is gone (or whose pid now names another
+        process, :func:`tokcaliper.processes.process_alive`) is taken over.
+
+        Raises:
+            ExperimentBusy: a live process holds the experiment (its pid in the message).
+            InputError: no experiment ``exp_id``.
+            StoreError: the database cannot be written.
+        """
+        pid = os.getpid() if pid is None else pid
+        self.conn.isolation_level = None
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = self.conn.execute(
+                    "SELECT claimed_pid, claimed_start, claimed_at FROM experiments WHERE id = ?",
+                    (exp_id,)).fetchone()
+                if row is None:
+                    raise InputError(f"no experiment {exp_id!r} in {self.path}")
+                holder, holder_start, since = row
+                if holder is not None and holder != pid and process_alive(holder, holder_start):
+                    raise ExperimentBusy(
+                        f"experiment {exp_id} is being measured by process {holder} (since {since}); "
+                        f"wait for it to end, or stop it (kill {holder}) and resume again")
+                self.conn.execute(
+                    "UPDATE experiments SET claimed_pid = ?, claimed_start = ?, claimed_at = ? WHERE id = ?",
+                    (pid, process_start(pid), utc_now_iso(), exp_id))
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"cannot write to {self.path}: {e}") from None
+        finally:
+            self.conn.isolation_level = ""
+
+    def release_experiment(self, exp_id: str, pid: int | None = None) -> None:
+        """Drop ``pid``'s claim on ``exp_id`` (default: this process); another's claim stays."""
+        pid = os.getpid() if pid is None else pid
+        self._write("UPDATE experiments SET claimed_pid = NULL, claimed_start = NULL, claimed_at = NULL "
+                    "WHERE id = ? AND claimed_pid = ?", (exp_id, pid))
 
     def set_experiment_status(self, exp_id: str, status: str) -> None:
         """Mark the experiment ``running``, ``finished`` or ``stopped``."""
@@ -514,7 +615,7 @@ class Store:
             InputError: no such experiment, or the prefix is ambiguous.
         """
         rows = self.conn.execute(
-            "SELECT id, name, created_at, status, spec_json, source_text FROM experiments "
+            f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments "
             "WHERE id = ? OR id LIKE ? ORDER BY created_at", (exp_id, exp_id.replace("%", "") + "%"),
         ).fetchall()
         exact = [r for r in rows if r[0] == exp_id]
@@ -524,19 +625,12 @@ class Store:
         if len(rows) > 1:
             raise InputError(f"experiment id {exp_id!r} is ambiguous in {self.path}: "
                              + ", ".join(r[0] for r in rows))
-        rid, name, created, status, spec_json, text = rows[0]
-        return ExperimentRow(id=rid, name=name, created_at=created, status=status,
-                             spec=json.loads(spec_json), source_text=text)
+        return _experiment_row(rows[0])
 
     def list_experiments(self) -> list[ExperimentRow]:
         """Every stored experiment, oldest first."""
-        return [
-            ExperimentRow(id=rid, name=name, created_at=created, status=status,
-                          spec=json.loads(spec_json), source_text=text)
-            for rid, name, created, status, spec_json, text in self.conn.execute(
-                "SELECT id, name, created_at, status, spec_json, source_text FROM experiments "
-                "ORDER BY created_at")
-        ]
+        return [_experiment_row(r) for r in self.conn.execute(
+            f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments ORDER BY created_at")]
 
     def outcomes(self, exp_id: str) -> list[Outcome]:
         """The experiment's outcomes in the order they happened."""
