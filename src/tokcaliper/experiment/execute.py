@@ -31,7 +31,7 @@ from tokcaliper.experiment.analysis import sequential_decision
 from tokcaliper.experiment.order import schedule
 from tokcaliper.experiment.runner import SERVER_DIED, RunPlace, RunSetup, measure_run
 from tokcaliper.experiment.spec import ArmSpec, ExperimentSpec
-from tokcaliper.experiment.switch import run_command
+from tokcaliper.experiment.switch import MAX_READ_BYTES, run_command, short
 from tokcaliper.load.driver import OnRequest
 from tokcaliper.load.prompts import Messages, load_prompts
 from tokcaliper.model.run import Run
@@ -326,7 +326,7 @@ def _execute_claimed(
             if arm.name in failed_arms:
                 continue
             ev.on_status(f"switching to arm {arm.name}")
-            failure = _switch(arm, server)
+            failure = _switch(arm, server, spec.command_timeout_s)
             if failure is not None:
                 kind, reason = failure
                 outcome(None, arm.name, kind, reason)
@@ -334,7 +334,7 @@ def _execute_claimed(
                 continue
             readback, valid, invalid_reason = None, True, None
             if arm.readback is not None:
-                readback, valid, invalid_reason = _read_back(arm, server)
+                readback, valid, invalid_reason = _read_back(arm, server, spec.command_timeout_s)
                 if not valid:
                     outcome(pending[0], arm.name, "readback_mismatch", invalid_reason or "")
                     if on_mismatch == "stop":
@@ -428,7 +428,7 @@ def _repetitions(spec: ExperimentSpec) -> dict[int, int]:
     return out
 
 
-def _switch(arm: ArmSpec, server: _Server) -> tuple[str, str] | None:
+def _switch(arm: ArmSpec, server: _Server, timeout_s: float) -> tuple[str, str] | None:
     """Put the system in ``arm``'s state; returns ``(kind, reason)`` when that fails (M8)."""
     if arm.kind == "server":
         try:
@@ -438,20 +438,30 @@ def _switch(arm: ArmSpec, server: _Server) -> tuple[str, str] | None:
             return "failed_start", f"arm {arm.name}: {e}"
         return None
     port, host_ = _port_host(server)
-    res = run_command(_argv(arm.switch, arm, port=port, host=host_, shell=arm.shell))  # type: ignore[arg-type]
+    res = run_command(_argv(arm.switch, arm, port=port, host=host_, shell=arm.shell),  # type: ignore[arg-type]
+                      timeout_s)
     if not res.ok:
         return "switch_failed", f"arm {arm.name}: switch command {res.describe_failure()}"
     return None
 
 
-def _read_back(arm: ArmSpec, server: _Server) -> tuple[str, bool, str | None]:
-    """Run the read-back: (what it printed, matches?, why not)."""
+def _read_back(arm: ArmSpec, server: _Server, timeout_s: float) -> tuple[str, bool, str | None]:
+    """Run the read-back: (what it printed, cut to store; matches?; why not).
+
+    The whole output is matched, never the stored copy (issue 22 item 7: 2100 × "x" then
+    an error line passed ``expect_regex = "x+"`` on a 2000-character cut); output over
+    :data:`~tokcaliper.experiment.switch.MAX_READ_BYTES` cannot be matched and is refused.
+    """
     port, host_ = _port_host(server)
-    res = run_command(_argv(arm.readback, arm, port=port, host=host_, shell=arm.shell))  # type: ignore[arg-type]
-    printed = res.stdout.strip()
+    res = run_command(_argv(arm.readback, arm, port=port, host=host_, shell=arm.shell),  # type: ignore[arg-type]
+                      timeout_s)
+    printed = short(res.stdout.strip())
     expected = arm.expect if arm.expect is not None else f"/{arm.expect_regex}/"
     if not res.ok:
         return printed, False, f"arm {arm.name}: read-back {res.describe_failure()}"
+    if res.overflow:
+        return printed, False, (f"arm {arm.name}: read-back {' '.join(res.argv)!r} printed more than "
+                                f"{MAX_READ_BYTES:,} bytes, expected {expected!r}")
     if not readback_matches(res.stdout, arm.expect, arm.expect_regex):
         return printed, False, (f"arm {arm.name}: read-back {' '.join(res.argv)!r} printed "
                                 f"{printed[:200]!r}, expected {expected!r}")
