@@ -56,6 +56,8 @@ def test_server_command_not_found(tmp_path):
     (("bench", "--server-cmd", "llama-server --port {prot}"), "unknown placeholder {prot}"),
     (("bench", "--server-cmd", "llama-server 'unbalanced"), "cannot parse --server-cmd"),
     (("bench", "--temperature", "nan"), "--temperature must be a finite number, got nan"),
+    (("bench", "--restarts", "2", "--url", "http://127.0.0.1:1"), "--restarts needs a server tokcaliper starts"),
+    (("bench", "--restarts", "0"), "--restarts must be between 1 and 1000, got 0"),
     (("show", "abc"), "Invalid value for 'run_id'"),
     (("frobnicate",), "No such command 'frobnicate'"),
 ])

@@ -87,3 +87,25 @@ def test_bench_two_repetitions_against_managed_llama_server(tmp_path, local_llam
     # The JSON noise floor covers both runs.
     agg = next(x for x in out["noise_floor"]["metrics"] if "aggregate" in x["name"])
     assert agg["description"]["n"] == 2
+
+
+def test_bench_restarts_tags_runs_by_restart_and_prints_the_split(tmp_path, local_llama):
+    """Issue 17 item 7: `bench --restarts 2` starts the managed server twice, stores each run with
+    its restart, and prints restart-level against run-level variance with the allocation advice."""
+    db = tmp_path / "runs.db"
+    cmd = [sys.executable, "-m", "tokcaliper", "bench", "--restarts", "2", "--repeat", "2",
+           "--concurrency", "1", "--requests", "2", "--warmup", "1", "--max-tokens", "4",
+           "--idle-seconds", "0", "--telemetry-interval", "0", "--metric", "aggregate_output_tok_s",
+           "--db", str(db)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert "2 server starts × 2 runs" in out and "where the variance lives" in out, out
+    assert "default, aggregate_output_tok_s: restart-level sd" in out and "run-level sd" in out
+    assert "restart 2/2: stopping and starting the server" in proc.stderr
+    with Store(db) as store:
+        stored = [store.get_run(r.id, with_requests=False) for r in store.list_runs()]
+    assert [(r.restart, r.position) for r in stored] == [(0, 0), (0, 1), (1, 2), (1, 3)]
+    assert len({r.session for r in stored}) == 1
+    # the first run after the restart waited for the server: its rest is the restart's cost
+    assert stored[2].rest_s > stored[1].rest_s

@@ -137,6 +137,10 @@ def test_user_text_is_printed_literally(capsys):
     (["--a", A, "--b", B, "--alpha", "0.7"], "--alpha must be between 0 and 0.5"),
     (["--csv", "/nonexistent/x.csv"], "cannot read --csv"),
     (["--a", A, "--b", B, "--names", "A"], "--names must be two different names"),
+    (["--a", A, "--b", B, "--control", "C"], "--control 'C' is not an arm of the comparison (arms: A, B)"),
+    (["--a-stats", "1,2,3", "--b-stats", "1,2,3", "--control", "A"], "--control is for --csv and --a/--b"),
+    (["--a", A, "--b", B, "--noise-abs", "nan"], "--noise-abs must be a number ≥ 0"),
+    (["--a", "0,1,2", "--b", B], "compare on the difference scale with --noise-abs X"),
 ])
 def test_bad_input_one_line_exit_2(capsys, args, msg):
     rc, out, err = _run(capsys, args)
@@ -144,3 +148,50 @@ def test_bad_input_one_line_exit_2(capsys, args, msg):
     assert out == ""
     assert err.startswith("tokcaliper: error: ") and err.endswith("\n") and err.count("\n") == 1
     assert msg in err, err
+
+
+# ---------------------------------------------------------------- the reference arm (issue 17 item 6)
+
+B_FIRST = "arm,value\nB,105\nA,100\nB,106\nA,101\nB,104.5\nA,99.5\n"
+
+
+def test_control_defaults_to_the_arm_named_a_even_when_b_comes_first(tmp_path, capsys):
+    """A CSV whose first row is arm B compared A against B ("A against B (baseline)")."""
+    p = tmp_path / "b_first.csv"
+    p.write_text(B_FIRST, encoding="utf-8")
+    rc, out, err = _run(capsys, ["--csv", str(p)])
+    assert rc == 0, err
+    out = _flat(out)
+    assert "B against A (baseline)" in out
+    assert "control (reference, the ratio's denominator): A — the arm named 'A'; ratios are B/A" in out
+    assert "faster by 5.0%" in out
+    rc, out, _ = _run(capsys, ["--csv", str(p), "--json"])
+    data = json.loads(out)
+    assert (data["a"]["name"], data["b"]["name"]) == ("A", "B")
+    assert data["control_reason"] == "the arm named 'A'"
+    assert data["ratio_of_means"] > 1
+
+
+def test_control_option_and_fallback_to_the_first_arm(tmp_path, capsys):
+    p = tmp_path / "b_first.csv"
+    p.write_text(B_FIRST, encoding="utf-8")
+    rc, out, _ = _run(capsys, ["--csv", str(p), "--control", "B"])
+    assert rc == 0 and "A against B (baseline)" in _flat(out) and "— --control B;" in _flat(out)
+    q = tmp_path / "named.csv"
+    q.write_text(B_FIRST.replace("A,", "fast,").replace("B,", "slow,"), encoding="utf-8")
+    rc, out, _ = _run(capsys, ["--csv", str(q)])
+    assert rc == 0 and "the first arm in the file (no arm is named A, baseline or control" in _flat(out)
+    r = tmp_path / "ctl.csv"
+    r.write_text(B_FIRST.replace("A,", "control,"), encoding="utf-8")
+    rc, out, _ = _run(capsys, ["--csv", str(r)])
+    assert rc == 0 and "B against control (baseline)" in _flat(out)
+    rc, out, err = _run(capsys, ["--csv", str(p), "--control", "C"])
+    assert rc == 2 and err == "tokcaliper: error: --control 'C' is not an arm of the comparison (arms: B, A)\n"
+
+
+def test_control_swaps_a_and_b_runs(capsys):
+    rc, out, _ = _run(capsys, ["--a", "100,101,99.5", "--b", "105,106,104.5", "--control", "B", "--json"])
+    data = json.loads(out)
+    assert rc == 0 and data["a"]["name"] == "B" and data["ratio_of_means"] < 1
+    rc, out, _ = _run(capsys, ["--a", A, "--b", B])
+    assert "control (reference, the ratio's denominator): A — given as --a" in _flat(out)

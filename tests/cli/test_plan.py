@@ -22,8 +22,8 @@ def test_text_output(capsys):
     assert "19.0%" in out and "72" in out and "143" in out
     assert "2.4 h" in out and "4.8 h" in out
     assert "only about 50% power" in out
-    assert ("don't run: a 5% effect is below what 5 runs per arm can resolve at CV 15% "
-            "(MDE 19%); you need 72 runs per arm") in out
+    assert ("don't run: a 5% effect is below what 5 runs per arm can call at CV 15% "
+            "(noise band 1% + MDE 19.0% = 20.0%); a verdict needs 234 runs per arm") in out
     assert "2 × 0.15 × √(2/5) = 0.190 (19.0%)" in out  # arithmetic shown
 
 
@@ -63,6 +63,7 @@ def test_negative_cv_is_one_line_error(capsys):
         (["--cv", "0.1", "--effect", "0.05", "--from-runs", "1,2"], "give exactly one of --cv or --from-runs"),
         (["--effect", "0.05", "--from-runs", "1,2"], "--from-runs needs --metric"),
         (["--effect", "0.05", "--from-runs", "a,b", "--metric", "m"], "--from-runs must list run ids like 3,4,5"),
+        (["--cv", "0.1", "--effect", "0.05", "--design", "blocked"], "--design must be paired or independent"),
     ],
 )
 def test_other_errors(capsys, extra, msg):
@@ -131,6 +132,33 @@ def test_unsolvable_or_ambiguous_plans_are_input_errors(capsys, extra, needle):
     rc = main(["plan", *cv, *effect, *extra])
     err = capsys.readouterr().err
     assert rc == 2 and needle in err and "internal error" not in err
+
+
+def test_plan_cv2_effect2_n17_is_not_go(capsys):
+    """Issue 17 item 3: it said "go … power 81%"; the gated verdict has 27% power there."""
+    assert main(["plan", "--cv", "0.02", "--effect", "0.02", "--n", "17"]) == 0
+    out = _flat(capsys.readouterr().out)
+    assert "go:" not in out and "verdict (pass)" not in out
+    assert "power of a verdict at n=17 (paired, the CI must clear the noise band): 27%" in out
+    assert "a verdict needs 67 runs per arm" in out
+    assert main(["plan", "--cv", "0.02", "--effect", "0.02", "--n", "17", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"]["status"] != "pass" and data["n_power_gated"] == 67
+
+
+def test_plan_effect_at_the_band_says_no_verdict_is_reachable(capsys):
+    assert main(["plan", "--cv", "0.02", "--effect", "0.01"]) == 0
+    out = _flat(capsys.readouterr().out)
+    assert "no faster/slower verdict is reachable at any n" in out
+    assert "none: Δ ≤ band" in out
+
+
+def test_plan_design_option(capsys):
+    assert main(["plan", "--cv", "0.02", "--effect", "0.02", "--n", "17", "--design", "independent",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["design"] == "independent"
+    assert main(["plan", "--cv", "0.02", "--effect", "0.02", "--design", "blocked"]) == 2
+    assert "--design must be paired or independent" in capsys.readouterr().err
 
 
 def test_parse_run_ids_ranges():

@@ -30,8 +30,9 @@ def test_paired_csv_in_run_order():
     (s,) = t.metrics
     assert s.paired and s.pairs == ["p1", "p2"]
     assert s.a == [1.0, 2.2] and s.b == [1.1, 2.0]
-    # default baseline: the first arm seen in the file
-    assert parse_samples_csv(text).metrics[0].names == ("B", "A")
+    # default control: the arm named A, though B is seen first in the file (issue 17 item 6)
+    t = parse_samples_csv(text)
+    assert t.metrics[0].names == ("A", "B") and t.control_reason == "the arm named 'A'"
 
 
 def test_unpaired_csv_ordered_by_position():

@@ -68,8 +68,8 @@ def test_power_cap_ab_paired(power_cap):
     # never "no difference"; says what these runs can resolve and what it would take
     s = an.report.summary
     assert "no difference" not in s and "no significant" not in s
-    assert "differences below ±14.9% cannot be seen with these runs" in s
-    assert f"about {an.runs_needed} runs per arm would be needed" in s
+    assert "changes below ±15.9% (noise band ±1.0% + MDE ±14.9%) cannot be called with these runs" in s
+    assert f"about {an.runs_needed} pairs would be needed for a verdict on ±6.6%" in s
     assert an.mde == pytest.approx(2 * d.std(ddof=1) / math.sqrt(5))
     assert an.report.status is Status.NA
     assert an.stably_slow is None
@@ -166,8 +166,8 @@ def test_gate_rules_directly():
     assert gate(ratio=1.05, ci=(1.02, 1.08), p=0.06, **kw).verdict == "inconclusive"
     assert gate(ratio=0.95, ci=(0.92, 0.98), p=0.001, **kw).verdict == "slower"
     g = gate(ratio=1.0, ci=(0.9, 1.1), p=0.9, mde=0.12, runs_needed=40, target_effect=0.05, **kw)
-    assert g.summary.endswith("differences below ±12.0% cannot be seen with these runs; "
-                              "about 40 runs per arm would be needed to resolve ±5.0%")
+    assert g.summary.endswith("changes below ±13.0% (noise band ±1.0% + MDE ±12.0%) cannot be called "
+                              "with these runs; about 40 runs per arm would be needed to resolve ±5.0%")
     assert reading(0.789, True, 0.01) == "slower by 21.1%"
     assert reading(0.789, False, 0.01) == "faster by 21.1%"
     assert reading(1.004, True, 0.01) == "within the ±1.0% noise band"
@@ -307,3 +307,43 @@ def test_two_runs_per_arm_get_no_brown_forsythe_test():
     assert an.verdict == "inconclusive"
     assert an.variance.bf_w is None and an.variance.bf_p is None
     assert an.stably_slow is None
+
+
+# ---------------------------------------------------------------- runs needed count the gate (issue 17 item 3)
+
+
+def test_zero_variance_arm_gets_sensible_runs_needed():
+    """`--a 100,100,100 --b 101.5,102,102.5` advised "about 2 runs per arm" with 3 there."""
+    an = analyze_samples([100, 100, 100], [101.5, 102, 102.5])
+    assert an.verdict == "inconclusive"
+    assert an.runs_needed is not None and an.runs_needed > 3
+    assert f"about {an.runs_needed} runs per arm would be needed for a verdict on ±2.0%" in an.report.summary
+    assert any("arm A did not vary (sd 0 over 3 runs)" in n for n in an.notes)
+
+
+def test_runs_needed_is_the_n_at_which_the_gated_verdict_has_power_08():
+    """Issue 17: for a true +1.2% over 10 pairs it said "about 15 runs" — 7.6% gated power there."""
+    from tokcaliper.stats.resolution import ratio_distance, verdict_power
+
+    rng = np.random.default_rng(5)
+    a = 100 * (1 + 0.01 * rng.standard_normal(10))
+    b = 101.2 * (1 + 0.01 * rng.standard_normal(10))
+    an = analyze_samples(list(a), list(b), paired=True, effect=0.012)
+    n = an.runs_needed
+    assert n is not None and n > 15
+    dist = ratio_distance(an.target_effect, 0.01)
+    assert verdict_power(dist, an.paired.sd_log, n) >= 0.8 > verdict_power(dist, an.paired.sd_log, n - 1)
+    assert "cannot be called with these runs" in an.report.summary
+
+
+def test_observed_change_inside_the_band_says_no_verdict_is_reachable():
+    rng = np.random.default_rng(6)
+    a = 100 * (1 + 0.02 * rng.standard_normal(8))
+    b = a * (1 + 0.004 * rng.standard_normal(8)) * 1.002
+    an = analyze_samples(list(a), list(b), paired=True)
+    assert abs(an.decision_ratio - 1) < 0.01 and an.verdict == "inconclusive"
+    assert "no faster/slower verdict is reachable at any n for ±1.0%" in an.report.summary
+    assert "--margin E" in an.report.summary
+    eff = analyze_samples(list(a), list(b), paired=True, effect=0.03)
+    assert f"about {eff.runs_needed} pairs would be needed" in eff.report.summary or \
+        "already give a verdict" in eff.report.summary

@@ -106,8 +106,9 @@ def test_plan_dont_run_case():
     assert p.budget_seconds_quick == 2 * 72 * 60
     assert p.budget_seconds_power == 2 * 143 * 60
     s = p.verdict.summary
-    assert s.startswith("don't run: a 5% effect is below what 5 runs per arm can resolve at CV 15% (MDE 19%)")
-    assert "72 runs per arm" in s and "143" in s and "4.8 h" in s
+    assert s.startswith("don't run: a 5% effect is below what 5 runs per arm can call at CV 15% "
+                        "(noise band 1% + MDE 19.0% = 20.0%)")
+    assert "a verdict needs 234 runs per arm" in s and "143" in s and "72" in s and "7.8 h" in s
     assert any("2 × 0.15 × √(2/5) = 0.190" in line for line in p.verdict.arithmetic)
     assert any("50% power" in w for w in p.warnings)
 
@@ -137,12 +138,64 @@ def test_plan_warns_when_cv_from_few_runs():
 
 def test_plan_also_gives_the_runs_a_gated_verdict_needs():
     """The calibration found the verdict gate (CI outside ±1%) reaching only 50–66% of the
-    requested power at plan's n: the plan now also solves for Δ − band."""
-    from tokcaliper.stats.resolution import n_power, plan
+    requested power at plan's n: the plan's n for a verdict is the gated power's (issue 17)."""
+    from tokcaliper.stats.resolution import n_verdict, ratio_distance, sd_diff_from_cv
 
     p = plan(0.15, 0.05, n=5)
     assert p.n_power == 143
-    assert p.n_power_gated == n_power(0.15, 0.04) > p.n_power
+    assert p.n_power_gated == n_verdict(ratio_distance(0.05, 0.01), sd_diff_from_cv(0.15)) == 234
     assert any("noise band" in line and str(p.n_power_gated) in line for line in p.verdict.arithmetic)
     assert plan(0.15, 0.01, n=5).n_power_gated is None  # Δ inside the band: no verdict possible
-    assert plan(0.15, 0.05, n=5, noise_band=0.0).n_power_gated == 143
+    assert plan(0.15, 0.05, n=5, noise_band=0.0).n_power_gated > 143  # paired df, log scale
+
+
+def _simulated_gated_power(cv, effect, n, band=0.01, alpha=0.05, reps=20000, paired=True):
+    """Share of simulated experiments (normal runs) whose gated verdict is "faster":
+    the paired log-ratio CI (or the Welch delta-method CI) lies wholly above 1 + band."""
+    import numpy as np
+    from scipy import stats as st
+
+    rng = np.random.default_rng(17)
+    a = 100 * (1 + cv * rng.standard_normal((reps, n)))
+    b = 100 * (1 + effect) * (1 + cv * rng.standard_normal((reps, n)))
+    if paired:
+        d = np.log(b) - np.log(a)
+        lo = d.mean(1) - st.t.ppf(1 - alpha / 2, n - 1) * d.std(1, ddof=1) / np.sqrt(n)
+    else:
+        ma, mb, va, vb = a.mean(1), b.mean(1), a.var(1, ddof=1), b.var(1, ddof=1)
+        se2 = va / (n * ma**2) + vb / (n * mb**2)
+        df = se2**2 / ((va / (n * ma**2)) ** 2 / (n - 1) + (vb / (n * mb**2)) ** 2 / (n - 1))
+        lo = np.log(mb / ma) - st.t.ppf(1 - alpha / 2, df) * np.sqrt(se2)
+    return float((lo > np.log1p(band)).mean())
+
+
+@pytest.mark.parametrize("cv, effect, n, paired", [
+    (0.02, 0.02, 17, True), (0.02, 0.02, 67, True), (0.05, 0.05, 12, True), (0.03, 0.04, 20, False)])
+def test_verdict_power_matches_the_gated_verdict_by_simulation(cv, effect, n, paired):
+    """verdict_power (noncentral t) against 20000 simulated experiments with the gate's rule;
+    MC sd ≤ 0.35 points, the log-normal approximation of normal runs adds about 1 point."""
+    from tokcaliper.stats.resolution import ratio_distance, sd_diff_from_cv, verdict_power
+
+    design = "paired" if paired else "independent"
+    exact = verdict_power(ratio_distance(effect, 0.01), sd_diff_from_cv(cv), n, design=design)
+    assert exact == pytest.approx(_simulated_gated_power(cv, effect, n, paired=paired), abs=0.02)
+
+
+def test_plan_cv2_effect2_n17_does_not_pass():
+    """Issue 17: "go … power 81%" while the gated verdict calls it in 27–28% of experiments."""
+    p = plan(0.02, 0.02, n=17)
+    assert p.verdict.status is not Status.PASS
+    assert p.power_gated_n == pytest.approx(0.27, abs=0.01)
+    assert p.power_gated_n == pytest.approx(_simulated_gated_power(0.02, 0.02, 17), abs=0.02)
+    assert p.n_power_gated == 67
+    assert "a verdict needs 67 runs per arm" in p.verdict.summary
+
+
+def test_plan_effect_equal_to_band_says_no_verdict_is_reachable():
+    p = plan(0.02, 0.01, n=17)
+    assert p.verdict.status is Status.FAIL and not p.verdict_reachable
+    s = p.verdict.summary
+    assert s.startswith("no faster/slower verdict is reachable at any n")
+    assert "--noise-band" in s and "margin" in s
+    assert "runs per arm" not in s  # no run count is quoted for an unreachable verdict
+    assert plan(0.02, 0.01, n=17, noise_band=0.005).verdict_reachable

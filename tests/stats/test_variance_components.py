@@ -94,3 +94,87 @@ def test_allocation_restarts_against_runs_per_restart():
 def test_bad_input(data, msg):
     with pytest.raises(InputError, match=msg):
         variance_components(data)
+
+
+# ---------------------------------------------------------------- reported by commands (issue 17 item 7)
+
+
+def test_restart_split_recovers_known_components_and_advises_restarts():
+    from tokcaliper.stats.variance_components import restart_split
+
+    rng = np.random.default_rng(7)
+    y = nested(rng, 40, 4, 0.03, 0.01)
+    sp = restart_split(y.tolist(), arm="A", metric="aggregate_output_tok_s", restart_s=60, run_s=20)
+    vc = sp.components
+    assert vc is not None and vc.log and sp.runs_per_restart == [4] * 40
+    assert vc.ci_restart[0] <= 0.03**2 <= vc.ci_restart[1] and vc.ci_run[0] <= 0.01**2 <= vc.ci_run[1]
+    assert vc.sd_restart == pytest.approx(0.03, rel=0.25) and vc.sd_run == pytest.approx(0.01, rel=0.15)
+    assert sp.allocation is not None and sp.allocation.better == "restarts"
+    assert "restart-level sd" in sp.summary and "more restarts shrink the MDE faster" in sp.summary
+
+
+def test_restart_split_advises_more_runs_when_run_noise_dominates():
+    from tokcaliper.stats.variance_components import restart_split
+
+    y = nested(np.random.default_rng(8), 30, 3, 0.004, 0.03)
+    sp = restart_split(y.tolist(), arm="B", metric="m", restart_s=120, run_s=10)
+    assert sp.allocation is not None and sp.allocation.better == "runs per restart"
+    assert sp.allocation.optimal_runs_per_restart > 3
+
+
+def test_restart_split_says_why_when_segments_hold_one_run():
+    """alternate order: every segment holds one run of an arm, so no split is possible."""
+    from tokcaliper.stats.variance_components import restart_split
+
+    sp = restart_split([[100.0], [101.0], [99.0]], arm="A", metric="m", restart_s=1, run_s=1)
+    assert sp.components is None and "needs ≥ 2 restarts of ≥ 2 runs" in sp.summary
+    sp = restart_split([[0.0, 0.5], [1.0, 1.5], [0.5, 1.0]], arm="A", metric="lag", restart_s=None,
+                       run_s=None)
+    assert sp.components is not None and not sp.components.log  # a 0: the unit, not ln y
+    assert "no allocation advice" in sp.summary
+
+
+def test_experiment_with_managed_arms_reports_each_arms_split(tmp_path, capsys):
+    """ABBA order, managed-server arms: segments A | BB | AA | BB | AA | B…, one restart each."""
+    from tokcaliper.cli import main
+    from tokcaliper.experiment.analysis import analyze_experiment
+    from tokcaliper.experiment.spec import parse_experiment
+    from tokcaliper.load.summary import summarize
+    from tokcaliper.model.run import LoadConfig, RequestRecord, Run
+    from tokcaliper.store import Store
+
+    text = ('name = "vc"\norder = "abba"\nruns_per_arm = 8\nwarmup_runs = 0\n'
+            '[[arms]]\nname = "A"\nserver_cmd = "srv --port {port}"\n'
+            '[[arms]]\nname = "B"\nserver_cmd = "srv --port {port} --x"\n')
+    spec = parse_experiment(text, "vc.toml")
+    rng = np.random.default_rng(3)
+    order = spec.run_order()
+    seg_of, seg, prev = {}, -1, None
+    for pos, arm in order:
+        if arm != prev:
+            seg, prev = seg + 1, arm
+        seg_of[pos] = seg
+    level = {s: rng.normal(0, 0.03) for s in set(seg_of.values())}
+    db = tmp_path / "vc.db"
+    with Store(db) as store:
+        store.create_experiment("e1", "vc", spec.model_dump(mode="json"), text, "2026-01-01T00:00:00.000Z")
+        for pos, arm in order:
+            v = 100 * math.exp(level[seg_of[pos]] + rng.normal(0, 0.005))
+            recs = [RequestRecord(index=0, start_s=0.0, ttft_s=0.05, e2e_s=1000.0 / v, output_tokens=1000,
+                                  token_count_source="usage")]
+            t0 = f"2026-01-01T00:{pos:02d}:00+00:00"
+            store.save_run(Run(session="e1", arm=arm, position=pos, started_at=t0,
+                               finished_at=f"2026-01-01T00:{pos:02d}:10+00:00",
+                               command_line="t", tool_version="0", config=LoadConfig(base_url="http://x"),
+                               metrics=summarize(recs), requests=recs))
+        an = analyze_experiment(store, "e1")
+    assert [sp.arm for sp in an.restarts] == ["A", "B"]
+    for sp in an.restarts:
+        assert sp.components is not None and sp.components.restarts >= 4
+        assert sp.components.icc > 0.5  # restart sd 3% against run sd 0.5%
+        assert sp.run_s == 10 and sp.restart_s == 50
+        assert sp.allocation is not None and sp.allocation.better == "restarts"
+    assert main(["experiment", "show", "e1", "--db", str(db)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "where the variance lives" in out and "A, aggregate_output_tok_s: restart-level sd" in out
+    assert "control (reference, the ratio's denominator): A — the first arm of the experiment file" in out

@@ -51,6 +51,9 @@ def bench(
              "that an earlier one filled.")] = True,
     warmup: Annotated[Optional[int], typer.Option(help="Warm-up requests per run, excluded from metrics (default: = concurrency; 4 with --rate).")] = None,
     repeat: Annotated[int, typer.Option("--repeat", "-r", help="Identical runs (≥5 for a noise floor).")] = 5,
+    restarts: Annotated[int, typer.Option(
+        "--restarts", help="Start the managed server K times with --repeat runs each, and split the "
+                           "variance into restart-level and run-level parts (K ≥ 2; not with --url).")] = 1,
     cooldown: Annotated[float, typer.Option(help="Seconds of rest between runs.")] = 0.0,
     effect: Annotated[Optional[float], typer.Option(help="Expected relative effect (e.g. 0.05): also print the runs per arm it needs.")] = None,
     arm: Annotated[str, typer.Option(help="Label stored with these runs.")] = "default",
@@ -102,6 +105,9 @@ def bench(
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
 
     _check(repeat >= 1, f"--repeat must be ≥ 1, got {repeat}")
+    _check(1 <= restarts <= 1000, f"--restarts must be between 1 and 1000, got {restarts}")
+    _check(restarts == 1 or url is None, "--restarts needs a server tokcaliper starts (not --url)")
+    _check(restarts == 1 or not rate or len(rate) == 1, "--restarts takes one --rate, not a sweep")
     # Every load option is checked by the experiment file's model (LoadSpec), so a
     # bench and an experiment's [load] accept exactly the same values (no inf or nan,
     # not both --requests and --duration, bounded durations).
@@ -172,7 +178,7 @@ def bench(
         if idle_seconds > 0 and telemetry_interval > 0:
             stderr.print(f"measuring idle power for {idle_seconds:g} s (M5)")
             idle_power = TelemetrySampler(interval_s=telemetry_interval).measure_idle(idle_seconds)
-        total = repeat * requests * len(rates) if requests is not None else None
+        total = repeat * restarts * requests * len(rates) if requests is not None else None
         progress = Progress(
             TextColumn("[progress.description]{task.description}"), BarColumn(),
             MofNCompleteColumn(), TimeElapsedColumn(), console=stderr, transient=True,
@@ -195,18 +201,22 @@ def bench(
                 unique_prompts=unique_prompts, max_error_rate=max_error_rate,
                 on_server_death=on_server_death,  # type: ignore[arg-type]
                 on_restart=lambda note: progress.console.print(f"[yellow]warning:[/yellow] {note}"),
+                restarts=restarts,
+                on_planned_restart=lambda note: progress.console.print(esc(note)),
             )
 
             def on_run(run: Run, r_arm: str = r_arm) -> None:
                 m = run.metrics
                 progress.console.print(
-                    f"{r_arm} run {run.repetition + 1}/{repeat} stored as #{run.id}: "
+                    f"{r_arm} run {run.repetition + 1}/{repeat * restarts} stored as #{run.id}"
+                    + ("" if run.restart is None else f" (restart {run.restart + 1}/{restarts})") + ": "
                     f"{num(m.aggregate_output_tok_s, 4)} tok/s aggregate, "
                     f"TTFT p50 {num(None if m.ttft_s.p50 is None else m.ttft_s.p50 * 1000)} ms, "
                     f"{m.completed} ok / {m.failed} failed"
                     + ("" if run.valid else f" — [yellow]INVALID[/yellow]: {run.invalid_reason}")
                 )
-                progress.update(task, description=f"bench {esc(r_arm)}: run {min(run.repetition + 2, repeat)}/{repeat}")
+                progress.update(task, description=f"bench {esc(r_arm)}: run "
+                                                  f"{min(run.repetition + 2, repeat * restarts)}/{repeat * restarts}")
 
             progress.update(task, description=f"bench {esc(r_arm)}: run 1/{repeat}")
             sweep.append((r, r_arm, run_repetitions(
@@ -224,6 +234,15 @@ def bench(
     reports = [noise_floor(scalar_series([r.metrics for r in rr if r.valid], names=metric or None), effect=effect)
                if any(r.valid for r in rr) else None for _, _, rr in sweep]
     report = reports[0]
+    splits = []
+    if restarts > 1:  # where the variance lives (issue 17 item 7)
+        from tokcaliper.experiment.analysis import split_by_restart
+        from tokcaliper.model.metrics import headline_metrics
+
+        valid = [x for x in runs if x.valid]
+        groups = [[x for x in valid if x.restart == k] for k in range(restarts)]
+        names = metric or [m.name for m in headline_metrics()]
+        splits = [split_by_restart(groups, arm=arm, metric=name) for name in names]
     payload = {
         "session": runs[0].session,
         "db": str(db),
@@ -231,10 +250,12 @@ def bench(
         "server_command": runs[0].server_command,
         "server_version": version,
         "idle_power_w": idle_power,
-        "runs": [{"id": r.id, "repetition": r.repetition, "valid": r.valid, "invalid_reason": r.invalid_reason,
-                  "metrics": r.metrics} for r in runs],
+        "runs": [{"id": r.id, "repetition": r.repetition, "restart": r.restart, "valid": r.valid,
+                  "invalid_reason": r.invalid_reason, "metrics": r.metrics} for r in runs],
         "noise_floor": report,
     }
+    if restarts > 1:
+        payload["restarts"] = splits
     if len(sweep) > 1:  # a sweep over rates: each rate's runs and noise floor
         payload["sweep"] = [
             {"rate_rps": r, "arm": a, "runs": [{"id": x.id, "repetition": x.repetition, "valid": x.valid,
@@ -278,6 +299,12 @@ def bench(
                 render_noise_floor(console, rep)
         if len(sweep) > 1:
             render_sweep(console, sweep)
+        if splits:
+            from tokcaliper.report.experiment_view import render_restart_splits
+
+            console.print(f"  {restarts} server starts × {repeat} runs; the noise floor above pools "
+                          "all runs (restart-level noise included)")
+            render_restart_splits(splits, console, detail=1)  # the arithmetic of the first metric
 
     emit(payload, json_out, render)
 

@@ -38,6 +38,10 @@ def compare_cmd(
     paired: Annotated[bool, typer.Option("--paired", help="--a/--b were interleaved: pair k = (a[k], b[k]); the paired analysis decides.")] = False,
     names: Annotated[Optional[str], typer.Option("--names", help="Display names BASELINE,CANDIDATE (default A,B).")] = None,
     arms: Annotated[Optional[str], typer.Option("--arms", help="CSV arms to compare: BASELINE,CANDIDATE.")] = None,
+    control: Annotated[Optional[str], typer.Option(
+        "--control", help="The reference arm (ratios are other/control) of --csv or --a/--b (by "
+                          "--names). Default: an arm named A, baseline or control, else the first "
+                          "in the file.")] = None,
     metric: Annotated[str, typer.Option("--metric", help="Metric name: sets the direction (higher/lower is better).")] = "aggregate_output_tok_s",
     better: Annotated[Optional[str], typer.Option("--better", help="Override the direction: higher or lower.")] = None,
     unit: Annotated[str, typer.Option("--unit", help="Unit shown beside the means.")] = "",
@@ -45,6 +49,11 @@ def compare_cmd(
     noise_band: Annotated[float, typer.Option("--noise-band", help="No faster/slower while the CI reaches within ±band of 1.")] = 0.01,
     margin: Annotated[Optional[float], typer.Option("--margin", help="Equivalence margin E (fraction): allows 'equivalent within ±E' (TOST).")] = None,
     effect: Annotated[Optional[float], typer.Option("--effect", help="The effect you care about (fraction), for the runs needed.")] = None,
+    noise_abs: Annotated[Optional[float], typer.Option(
+        "--noise-abs", help="Compare on the difference b − a with this absolute noise floor, in the "
+                            "metric's unit (for metrics that can be 0 or sit at their resolution). "
+                            "Default: the metric's known resolution, if any (client_loop_lag_p99_ms: 1 ms); "
+                            "else ratios with --noise-band.")] = None,
     experiment: Annotated[Optional[str], typer.Option(
         "--experiment", help="A stored experiment id: every arm against the first, with the file's "
                              "alpha, noise band, margin and effect.")] = None,
@@ -77,6 +86,16 @@ def compare_cmd(
         raise InputError("--paired is for --a/--b; a CSV is paired by its pair column")
     if arms is not None and mode != "--csv":
         raise InputError("--arms is for --csv; use --names for display names")
+    if control is not None and mode not in ("--csv", "--a/--b"):
+        raise InputError("--control is for --csv and --a/--b (an experiment compares with its "
+                         "first arm)")
+    if noise_abs is not None and mode not in ("--csv", "--a/--b"):
+        raise InputError("--noise-abs is for --csv and --a/--b (runs); summaries and single numbers "
+                         "are compared as ratios")
+    if noise_abs is not None:
+        from tokcaliper.stats.difference import check_noise_abs
+
+        check_noise_abs(noise_abs)
     if better not in (None, "higher", "lower"):
         raise InputError(f"--better must be higher or lower, got {better!r}")
 
@@ -128,18 +147,36 @@ def compare_cmd(
         validate_metric(name)
         return higher_is_better(name)
 
+    def floor(name: str) -> float | None:
+        """--noise-abs, else the metric's known resolution from the registry (or None: ratios)."""
+        if noise_abs is not None:
+            return noise_abs
+        from tokcaliper.model.metrics import METRICS
+
+        m = METRICS.get(name)
+        return None if m is None else m.noise_abs
+
     settings = {"alpha": alpha, "noise_band": noise_band, "margin": margin, "effect": effect,
                 "unit": unit}
     if mode == "--a-stats/--b-stats":
         an = analyze_summary(parse_summary_stats(a_stats, "--a-stats"),  # type: ignore[arg-type]
                              parse_summary_stats(b_stats, "--b-stats"),  # type: ignore[arg-type]
                              display, metric=metric, higher_is_better=direction(metric), **settings)
+        an = an.model_copy(update={"control_reason": "given as --a-stats"})
         emit(an, as_json, lambda console: render_analysis(an, console))
         return
     if mode == "--a/--b":
-        an = analyze_samples(parse_number_list(a, "--a"), parse_number_list(b, "--b"),  # type: ignore[arg-type]
-                             display, paired=paired, metric=metric,
-                             higher_is_better=direction(metric), **settings)
+        from tokcaliper.experiment.samples import choose_control
+
+        va, vb = parse_number_list(a, "--a"), parse_number_list(b, "--b")  # type: ignore[arg-type]
+        why = "given as --a" + (" (the first of --names)" if names is not None else "")
+        if control is not None:
+            ctrl, why = choose_control(list(display), control)
+            if ctrl == display[1]:  # the candidate named as control: swap the roles
+                display, va, vb = (display[1], display[0]), vb, va
+        an = analyze_samples(va, vb, display, paired=paired, metric=metric,
+                             higher_is_better=direction(metric), noise_abs=floor(metric), **settings)
+        an = an.model_copy(update={"control_reason": why})
         emit(an, as_json, lambda console: render_analysis(an, console))
         return
 
@@ -148,12 +185,13 @@ def compare_cmd(
         text = csv_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read --csv {csv_path}: {e}") from None
-    table = parse_samples_csv(text, _names(arms, "--arms"), source=str(csv_path))
+    table = parse_samples_csv(text, _names(arms, "--arms"), source=str(csv_path), control=control)
     analyses = []
     for s in table.metrics:
         m = s.metric or metric
         analyses.append(analyze_samples(s.a, s.b, s.names, paired=s.paired, metric=m,
-                                        higher_is_better=direction(m), **settings))
+                                        higher_is_better=direction(m), noise_abs=floor(m), **settings)
+                        .model_copy(update={"control_reason": table.control_reason}))
     if len(analyses) == 1:
         an = analyses[0]
         emit(an, as_json, lambda console: render_analysis(an, console))

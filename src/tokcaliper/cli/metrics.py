@@ -21,7 +21,8 @@ def metrics_cmd(
 
     payload = [
         {"name": m.name, "label": m.label, "unit": m.unit, "better": m.better,
-         "headline": m.headline, "computed": m.computed, "description": m.description}
+         "headline": m.headline, "computed": m.computed, "description": m.description,
+         "noise_abs": m.noise_abs}
         for m in METRICS.values()
     ]
 
@@ -30,8 +31,10 @@ def metrics_cmd(
         for col in ("name", "unit", "better", "noise floor", "computed as"):
             t.add_column(col, overflow="fold")
         for m in payload:
+            scale = ("" if m["noise_abs"] is None else
+                     f"; compared on b − a, noise floor ±{m['noise_abs']:g} {m['unit']} (its resolution)")
             t.add_row(m["name"], m["unit"], m["better"], "default" if m["headline"] else "bench --metric",
-                      m["computed"])
+                      m["computed"] + scale)
         console.print(t)
 
     emit(payload, json_out, render)

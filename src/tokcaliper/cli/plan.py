@@ -42,7 +42,16 @@ def _render(p: Plan, console: Console) -> None:
     t.add_column(f"power {p.power:g} (statsmodels)", justify="right")
     mde_pw = "— (n<2)" if p.mde_power_n is None else percent(p.mde_power_n)
     t.add_row(f"MDE at n={p.n} per arm: 2·CV·√(2/n)", percent(p.mde_quick_n), mde_pw)
-    t.add_row(f"runs per arm for Δ={eff_txt}: 8·(CV/Δ)²", f"{p.n_quick}", f"{p.n_power}")
+    t.add_row(f"runs per arm for Δ={eff_txt}: 8·(CV/Δ)² (test alone)", f"{p.n_quick}", f"{p.n_power}")
+    band = f"±{num(100 * p.noise_band, 4, trim=True)}%"
+    if not p.verdict_reachable:
+        t.add_row(f"runs per arm for a verdict (CI beyond {band})", "none: Δ ≤ band", "none: Δ ≤ band")
+    else:
+        from tokcaliper.stats.resolution import n_quick
+
+        q = n_quick(cv, eff - p.noise_band)
+        t.add_row(f"runs per arm for a verdict ({p.design}, CI beyond {band})", f"{q}",
+                  "more than 10⁹" if p.n_power_gated is None else f"{p.n_power_gated}")
     if p.run_seconds is not None:
         per = p.run_seconds + p.cooldown_seconds
         t.add_row(f"budget: 2 arms × n × {per:g} s",
@@ -56,6 +65,9 @@ def _render(p: Plan, console: Console) -> None:
           else f"; power of n={p.n} against Δ: {percent(p.power_at_n, decimals=0)}")
     console.print(f"power actually reached by the quick n={p.n_quick}: "
                   f"{percent(p.power_of_quick, decimals=0)}{pn}")
+    if p.power_gated_n is not None:
+        console.print(f"power of a verdict at n={p.n} ({p.design}, the CI must clear the noise band): "
+                      f"{percent(p.power_gated_n, decimals=0)}")
     print_verdict(console, p.verdict, sources=False)
     for w in p.warnings:
         console.print(f"[yellow]note:[/yellow] {escape(w)}")
@@ -117,7 +129,11 @@ def plan_cmd(
     alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level."),
     power: float = typer.Option(0.8, "--power", help="Target power for the power-based n."),
     noise_band: float = typer.Option(
-        0.01, "--noise-band", help="compare's noise band: also print the runs a faster/slower verdict needs."),
+        0.01, "--noise-band", help="compare's noise band: the verdict (and its power) needs the CI beyond it."),
+    design: str = typer.Option(
+        "paired", "--design",
+        help="The analysis the verdict will come from: paired (interleaved runs, the experiment "
+             "default) or independent (blocked order, unpaired arms)."),
     from_runs: Optional[str] = typer.Option(None, "--from-runs", help="Take the CV from stored runs: ID[,ID...]."),
     metric: Optional[str] = typer.Option(
         None, "--metric",
@@ -128,7 +144,9 @@ def plan_cmd(
     """Runs per arm and wall-clock budget to see an effect, before running (METHODS.md M3).
 
     Prints the quick formulas MDE = 2·CV·√(2/n) and n ≈ 8·(CV/Δ)² (only about
-    50% power) beside the exact power-based n, the budget, and a plain verdict.
+    50% power) beside the exact power-based n, the n a faster/slower verdict
+    needs (its CI must clear the noise band), the budget, and a plain verdict
+    that follows the verdict's n.
     """
     if (cv is None) == (from_runs is None):
         raise InputError("give exactly one of --cv or --from-runs")
@@ -139,5 +157,6 @@ def plan_cmd(
     from tokcaliper.stats.resolution import plan  # lazy: statsmodels is slow to import
 
     result = plan(cv, effect, n=n, run_seconds=run_seconds, cooldown=cooldown, alpha=alpha,
-                  power=power, cv_source=source, cv_n=cv_n, noise_band=noise_band)
+                  power=power, cv_source=source, cv_n=cv_n, noise_band=noise_band,
+                  design=design)
     emit(result, as_json, lambda console: _render(result, console))

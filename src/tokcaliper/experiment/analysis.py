@@ -22,11 +22,13 @@ from tokcaliper.model.run import Run
 from tokcaliper.stats.ab import MultiComparison, analyze_samples, compare_metrics
 from tokcaliper.stats.describe import Description, describe
 from tokcaliper.stats.sequential import SequentialDecision, sequential_step
+from tokcaliper.stats.variance_components import RestartSplit, restart_split
 from tokcaliper.store import Store
 from tokcaliper.store.sqlite import Outcome
 
 __all__ = ["ArmSummary", "Comparison", "ExperimentAnalysis", "RunLine", "analyze_experiment",
-           "analysed_runs", "comparison_metrics", "metric_triples", "sequential_decision"]
+           "analysed_runs", "comparison_metrics", "metric_triples", "restart_splits",
+           "sequential_decision", "split_by_restart"]
 
 #: Latency metrics compared beside a throughput primary (and Holm-corrected with it).
 SECONDARY_METRICS = ("ttft_p50_ms", "itl_p50_ms")
@@ -71,7 +73,12 @@ class Comparison(BaseModel):
 
 
 class ExperimentAnalysis(BaseModel):
-    """Everything ``experiment show`` prints: plan, what ran, the comparison."""
+    """Everything ``experiment show`` prints: plan, what ran, the comparison.
+
+    ``restarts``: for each managed-server arm (restarted at every segment), its
+    primary metric's restart-level and run-level variance with the allocation
+    advice (:func:`restart_splits`).
+    """
 
     id: str
     name: str
@@ -84,6 +91,7 @@ class ExperimentAnalysis(BaseModel):
     arms: list[ArmSummary]
     comparisons: list[Comparison]
     sequential: SequentialDecision | None = None
+    restarts: list[RestartSplit] = []
 
 
 def comparison_metrics(primary: str) -> list[str]:
@@ -128,6 +136,72 @@ def sequential_decision(spec: ExperimentSpec, runs: list[Run]) -> SequentialDeci
                            max_pairs=spec.runs_per_arm, effect=spec.effect)
 
 
+def _seconds(a: str, b: str) -> float:
+    """b − a in seconds for two stored UTC ISO timestamps."""
+    from datetime import datetime
+
+    return (datetime.fromisoformat(b.replace("Z", "+00:00"))
+            - datetime.fromisoformat(a.replace("Z", "+00:00"))).total_seconds()
+
+
+def split_by_restart(groups: list[list[Run]], *, arm: str, metric: str,
+                     session_runs: list[Run] | None = None) -> RestartSplit:
+    """:func:`tokcaliper.stats.variance_components.restart_split` of runs grouped by server start.
+
+    Costs from the runs' own timestamps: a run costs the median of its
+    ``finished_at − started_at``; a restart costs the median gap between the
+    session's last run before a group (any arm; a warm-up run of the same arm
+    belongs to the group) and the group's first run: stop, start, health and
+    warm-up until the first measured run. Runs without a value of ``metric``
+    are left out of the values.
+
+    Args:
+        groups: the runs of each server start, in run order (measured, valid).
+        arm, metric: the arm's name and a registry metric name.
+        session_runs: every run of the session (warm-ups, other arms); default
+            the runs of ``groups``.
+    """
+    import statistics
+
+    m = get_metric(metric)
+    values = [[v for r in g if (v := m.extract(r.metrics)) is not None] for g in groups]
+    runs = [r for g in groups for r in g]
+    run_s = statistics.median(_seconds(r.started_at, r.finished_at) for r in runs) if runs else None
+    everyone = sorted(session_runs if session_runs is not None else runs, key=lambda r: r.started_at)
+    gaps = []
+    for g in groups:
+        if not g:
+            continue
+        before = [r for r in everyone if r.started_at < g[0].started_at
+                  and not (r.warmup_run and r.arm == arm)]
+        if before and before[-1].arm != arm or before and session_runs is None:
+            gaps.append(_seconds(before[-1].finished_at, g[0].started_at))
+    restart_s = statistics.median(gaps) if gaps else None
+    return restart_split(values, arm=arm, metric=metric, restart_s=restart_s, run_s=run_s)
+
+
+def restart_splits(spec: ExperimentSpec, runs: list[Run]) -> list[RestartSplit]:
+    """Restart-level against run-level variance of each managed-server arm (issue 17 item 7).
+
+    A managed-server arm's server is restarted at every segment of the run
+    order (:func:`tokcaliper.experiment.execute.segments`), so its measured runs
+    are nested in restarts: one group per segment. Switch arms against a live
+    server are not restarted and get no split. A segment cut by a resume counts
+    as one restart (an approximation: resume restarts the server mid-segment).
+    """
+    from tokcaliper.experiment.execute import segments
+
+    measured = {r.position: r for r in analysed_runs(runs)}
+    out = []
+    for arm in spec.arms:
+        if arm.server_cmd is None:
+            continue
+        groups = [[measured[p] for p in seg.positions if p in measured]
+                  for seg in segments(spec) if seg.arm == arm.name]
+        out.append(split_by_restart(groups, arm=arm.name, metric=spec.metric, session_runs=runs))
+    return out
+
+
 def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
     """The stored experiment ``exp_id``, its runs and outcomes, and its comparison.
 
@@ -159,7 +233,7 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
     return ExperimentAnalysis(
         id=row.id, name=row.name, status=row.status, created_at=row.created_at, spec=spec,
         planned=spec.run_order(), runs=lines, outcomes=store.outcomes(row.id), arms=arms,
-        comparisons=comparisons, sequential=sequential,
+        comparisons=comparisons, sequential=sequential, restarts=restart_splits(spec, runs),
     )
 
 
@@ -174,9 +248,12 @@ def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate
                 samples.a, samples.b, (baseline, candidate), paired=samples.paired, metric=name,
                 unit=metric.unit, higher_is_better=metric.higher_is_better, alpha=spec.alpha,
                 noise_band=spec.noise_band, margin=spec.equivalence_margin, effect=spec.effect,
+                noise_abs=metric.noise_abs,  # difference scale where the resolution is known
             ))
     except InputError as e:
         if not analyses:
             return Comparison(baseline=baseline, candidate=candidate, error=str(e))
         # A secondary metric that cannot be compared must not hide the primary one.
+    why = "the first arm of the experiment file (every other arm is compared with it)"
+    analyses = [x.model_copy(update={"control_reason": why}) for x in analyses]
     return Comparison(baseline=baseline, candidate=candidate, metrics=compare_metrics(analyses))

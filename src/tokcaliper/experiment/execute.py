@@ -156,7 +156,7 @@ def _experiment_prompts(exp_id: str, spec: ExperimentSpec, store: Store,
     """
     row = store.get_experiment(exp_id)
     path = row.prompts_path
-    if path is None and spec.load.prompts is not None:  # stored before schema v3
+    if path is None and spec.load.prompts is not None:  # stored before schema v4
         p = Path(spec.load.prompts)
         path = str(p if p.is_absolute() or base_dir is None else base_dir / p)
     prompts = load_prompts(Path(path) if path else None)
@@ -238,7 +238,7 @@ def execute_experiment(
         spec: the validated experiment file.
         store: where runs and outcomes go, each the moment it exists.
         base_dir: folder a relative prompts path is relative to, for an experiment stored
-            before schema v3 (later ones keep the path :func:`create_experiment` resolved).
+            before schema v4 (later ones keep the path :func:`create_experiment` resolved).
         on_mismatch: ``"stop"`` (default) ends the experiment at a read-back
             mismatch; ``"continue"`` stores that arm's runs as invalid and goes on.
         events: live-display callbacks.

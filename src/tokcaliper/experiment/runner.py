@@ -92,6 +92,12 @@ class RepeatSpec(RunSetup):
             stored as failed with its last log lines): ``"stop"`` the
             repetitions (raise), or ``"restart"`` it and go on with the next run.
         on_restart: called with a one-line note before a restart.
+        restarts: K ≥ 1 server starts: with K > 1 the managed server is stopped
+            and started again before every block of ``repeat`` runs after the
+            first, and each run stores its block as ``restart`` (0..K−1), so
+            restart-level and run-level variance can be split (issue 17 item 7).
+            ``repeat`` is then the runs per restart. on_planned_restart: called
+            with a one-line note before each of those restarts.
         (the rest: see :class:`RunSetup`)
     """
 
@@ -100,6 +106,8 @@ class RepeatSpec(RunSetup):
     arm: str = "default"
     on_server_death: Literal["stop", "restart"] = "stop"
     on_restart: Callable[[str], None] | None = None
+    restarts: int = 1
+    on_planned_restart: Callable[[str], None] | None = None
 
 
 #: ``invalid_reason`` of a run during which the server died starts with this
@@ -147,6 +155,7 @@ class RunPlace:
         warmup_run: a settling run after a switch, stored and excluded from analysis.
         valid / invalid_reason: whether the run may be analysed, and why not.
         readback: what the read-back printed before this run.
+        restart: 0-based server start the run runs under (``bench --restarts``), else None.
     """
 
     session: str
@@ -158,6 +167,7 @@ class RunPlace:
     valid: bool = True
     invalid_reason: str | None = None
     readback: str | None = None
+    restart: int | None = None
 
 
 def attach_energy_per_token(telemetry: TelemetrySummary, output_tokens: int) -> None:
@@ -201,14 +211,25 @@ def run_repetitions(
     session = uuid.uuid4().hex[:12]
     runs: list[Run] = []
     previous_end: float | None = None
+    total = spec.repeat * spec.restarts
+    if spec.restarts > 1 and spec.server is None:
+        raise ServerError("restarts need a server tokcaliper starts (not --url)")
     try:
-        for rep in range(spec.repeat):
-            if rep > 0 and spec.cooldown_s > 0:
+        for rep in range(total):
+            restart = rep // spec.repeat if spec.restarts > 1 else None
+            if restart and rep % spec.repeat == 0:  # a new block: restart the managed server
+                assert spec.server is not None
+                if spec.on_planned_restart is not None:
+                    spec.on_planned_restart(f"restart {restart + 1}/{spec.restarts}: stopping and "
+                                            "starting the server")
+                spec.server.stop()
+                spec.server.start()  # raises ServerError if it does not come back
+            elif rep > 0 and spec.cooldown_s > 0:
                 if on_cooldown is not None:
                     on_cooldown(spec.cooldown_s)
                 time.sleep(spec.cooldown_s)
             place = RunPlace(session=session, arm=spec.arm, repetition=rep, position=rep,
-                             previous_end=previous_end)
+                             previous_end=previous_end, restart=restart)
             try:
                 run, previous_end = measure_run(spec, place, store, on_request=on_request)
             except ServerDied as died:
@@ -216,15 +237,15 @@ def run_repetitions(
                 if on_run is not None:
                     on_run(died.run)
                 kept = ", ".join(f"#{r.id}" for r in runs)
-                if spec.on_server_death == "restart" and spec.server is not None and rep + 1 < spec.repeat:
+                if spec.on_server_death == "restart" and spec.server is not None and rep + 1 < total:
                     if spec.on_restart is not None:
-                        spec.on_restart(f"run {rep + 1}/{spec.repeat} stored as failed (#{died.run.id}): "
+                        spec.on_restart(f"run {rep + 1}/{total} stored as failed (#{died.run.id}): "
                                         f"{died}; restarting the server")
                     spec.server.stop()
                     spec.server.start()  # raises ServerError if it does not come back
                     previous_end = time.monotonic()
                     continue
-                raise ServerDied(f"{died} [run {rep + 1}/{spec.repeat} stored as failed #{died.run.id}; "
+                raise ServerDied(f"{died} [run {rep + 1}/{total} stored as failed #{died.run.id}; "
                                  f"runs {kept} in {store.path}]", died.run) from None
             runs.append(run)
             if on_run is not None:
@@ -232,9 +253,9 @@ def run_repetitions(
     except ServerDied:
         raise
     except ServerError as e:
-        raise ServerError(f"{e} [run {len(runs) + 1}/{spec.repeat} lost; {_kept(runs, store)}]") from None
+        raise ServerError(f"{e} [run {len(runs) + 1}/{total} lost; {_kept(runs, store)}]") from None
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP (see tokcaliper.cli.main): say what is kept
-        raise Interrupted(f"run {len(runs) + 1}/{spec.repeat} not stored; {_kept(runs, store)}") from None
+        raise Interrupted(f"run {len(runs) + 1}/{total} not stored; {_kept(runs, store)}") from None
     return runs
 
 
@@ -319,7 +340,7 @@ def measure_run(
         session=place.session, arm=place.arm, repetition=place.repetition, position=place.position,
         rest_s=None if place.previous_end is None else start_mono - place.previous_end,
         warmup_run=place.warmup_run, valid=valid, invalid_reason=invalid_reason,
-        readback=place.readback, started_at=started, finished_at=finished,
+        readback=place.readback, restart=place.restart, started_at=started, finished_at=finished,
         command_line=setup.command_line,
         server_command=setup.server.command_line if setup.server else None,
         server_version=setup.server_version, tool_version=__version__, host=setup.host,

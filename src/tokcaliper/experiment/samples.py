@@ -25,8 +25,8 @@ from pydantic import BaseModel
 
 from tokcaliper.errors import InputError
 
-__all__ = ["ArmSamples", "SampleTable", "parse_number_list", "parse_samples_csv",
-           "parse_summary_stats", "samples_from_runs"]
+__all__ = ["CONTROL_NAMES", "ArmSamples", "SampleTable", "choose_control", "parse_number_list",
+           "parse_samples_csv", "parse_summary_stats", "samples_from_runs"]
 
 _COLUMNS = ("arm", "value", "pair", "position", "metric")
 
@@ -93,21 +93,64 @@ class ArmSamples(BaseModel):
 
 
 class SampleTable(BaseModel):
-    """Parsed CSV: the arms found (file order) and one :class:`ArmSamples` per metric."""
+    """Parsed CSV: the arms found (file order) and one :class:`ArmSamples` per metric.
+
+    Attributes:
+        arms: every arm of the file, in file order.
+        metrics: one :class:`ArmSamples` per metric.
+        control: the reference arm (the ratio's denominator). control_reason:
+            why it is the reference, in words (printed with every comparison).
+    """
 
     arms: list[str]
     metrics: list[ArmSamples]
+    control: str = ""
+    control_reason: str = ""
+
+
+#: Arm names taken as the reference arm when ``--control`` is not given, in this order.
+CONTROL_NAMES = ("a", "baseline", "control")
+
+
+def choose_control(seen: Sequence[str], control: str | None,
+                   option: str = "--control") -> tuple[str, str]:
+    """The reference arm of a comparison and why (issue 17 item 6).
+
+    ``control`` when given; else an arm named ``A``, ``baseline`` or ``control``
+    (case-insensitive, in that order of preference); else the first arm seen.
+
+    Args:
+        seen: the arm names, in file order. control: the user's choice or ``None``.
+
+    Returns:
+        ``(arm, reason)``.
+
+    Raises:
+        InputError: ``control`` is not one of ``seen``.
+    """
+    if control is not None:
+        if control not in seen:
+            raise InputError(f"{option} {control!r} is not an arm of the comparison "
+                             f"(arms: {', '.join(seen)})")
+        return control, f"{option} {control}"
+    for name in CONTROL_NAMES:
+        for arm in seen:
+            if arm.lower() == name:
+                return arm, f"the arm named {arm!r}"
+    return seen[0], (f"the first arm in the file (no arm is named A, baseline or control; "
+                     f"choose with {option})")
 
 
 def parse_samples_csv(text: str, arms: Sequence[str] | None = None,
-                      source: str = "CSV") -> SampleTable:
+                      source: str = "CSV", control: str | None = None) -> SampleTable:
     """Parse ``arm,value[,pair][,position][,metric]`` CSV text.
 
     Args:
         text: the CSV (header row first).
         arms: (baseline, candidate) to compare; default the two arms of the
-            file, baseline = the first one seen.
+            file, the reference chosen by :func:`choose_control`.
         source: name for error messages (the path).
+        control: the reference arm (``--control``); with ``arms`` it must be one of them.
 
     Raises:
         InputError: missing/unknown columns, a bad number (with its line), not
@@ -148,12 +191,18 @@ def parse_samples_csv(text: str, arms: Sequence[str] | None = None,
         if len(seen) != 2:
             raise InputError(f"{source} has {len(seen)} arm(s) ({', '.join(seen)}): choose two "
                              "with --arms BASELINE,CANDIDATE")
-        names = (seen[0], seen[1])
+        ctrl, why = choose_control(seen, control)
+        names = (ctrl, seen[1] if ctrl == seen[0] else seen[0])
     else:
         names = (arms[0], arms[1])
         for n in names:
             if n not in seen:
                 raise InputError(f"{source} has no arm {n!r} (arms: {', '.join(seen)})")
+        if control is None:
+            why = f"--arms {names[0]},{names[1]} (the first named)"
+        else:
+            ctrl, why = choose_control(list(names), control)
+            names = (ctrl, names[1] if ctrl == names[0] else names[0])
     metrics = list(dict.fromkeys(rc[5] for rc in recs))
     out = []
     for metric in metrics:
@@ -169,7 +218,7 @@ def parse_samples_csv(text: str, arms: Sequence[str] | None = None,
             if not v:
                 raise InputError(f"{source}:{label} arm {n!r} has no runs")
         out.append(ArmSamples(metric=metric, names=names, a=a, b=b, paired=False))
-    return SampleTable(arms=seen, metrics=out)
+    return SampleTable(arms=seen, metrics=out, control=names[0], control_reason=why)
 
 
 def _paired(recs: list[tuple], names: tuple[str, str], metric: str | None, source: str,

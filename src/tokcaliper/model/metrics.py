@@ -50,6 +50,11 @@ class Metric:
         description: one line on what it tells a user.
         headline: shown in the noise-floor report by default (the rest on request).
         extract: ``RunMetrics → value`` in ``unit``; ``None`` when the run has no data.
+        noise_abs: the metric's known resolution in ``unit``, where one is known
+            (``None`` otherwise). Comparisons of such a metric default to the
+            difference scale b − a with this absolute noise floor
+            (:mod:`tokcaliper.stats.difference`): its runs can read 0 and sit at
+            a few resolution steps, where ratios and a relative band mean nothing.
     """
 
     name: str
@@ -60,6 +65,7 @@ class Metric:
     description: str
     headline: bool
     extract: Callable[[RunMetrics], float | None]
+    noise_abs: float | None = None
 
     @property
     def higher_is_better(self) -> bool:
@@ -146,6 +152,9 @@ _CLIENT: tuple[Metric, ...] = (
                     "times trail arrivals by it unless kernel-stamped (client_health.reads_kernel_stamped)",
         headline=False,
         extract=lambda m: _client(m, lambda c: _scaled(c.loop_lag_s.p99, 1000.0)),  # type: ignore[attr-defined]
+        # epoll_wait takes whole milliseconds and Python rounds up: an idle loop's
+        # probes read 0–1 ms late (tokcaliper.load.monitor), so 1 ms is the resolution.
+        noise_abs=1.0,
     ),
     Metric(
         name="client_cpu_pct", label="client loop CPU (%)", unit="%", better="lower",

@@ -353,6 +353,9 @@ class Run(BaseModel):
             why, e.g. the read-back after a switch did not show the setting).
         readback: what the experiment's read-back command printed before this
             run (None without a read-back).
+        restart: 0-based index of the server start this run ran under, when the
+            session restarted its managed server on purpose (``bench --restarts``);
+            ``None`` otherwise.
         config: the load configuration.
         metrics: the summary of the measured requests.
         requests: every request, warm-up ones included (flagged).
@@ -378,6 +381,7 @@ class Run(BaseModel):
     valid: bool = True
     invalid_reason: str | None = None
     readback: str | None = None
+    restart: int | None = None
     config: LoadConfig
     metrics: RunMetrics
     requests: list[RequestRecord] = Field(default_factory=list)

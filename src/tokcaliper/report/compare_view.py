@@ -58,10 +58,14 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
         _say(console, f"[bold]tokcaliper compare[/bold] — {escape(nb)} against {escape(na)} "
                       f"(baseline), {escape(an.metric)}, "
                       f"{'higher' if an.higher_is_better else 'lower'} is better")
+        _control_line(an, console)
     else:
         _say(console, f"[bold]{escape(an.metric)}[/bold] "
                       f"({'higher' if an.higher_is_better else 'lower'} is better)")
     console.print(_arms_table(an))
+    if an.scale == "difference":
+        _render_difference(an, console)
+        return
     ci = an.ratio_of_means_ci
     _say(console, escape(f"ratio of means {nb}/{na} = {fmt_ratio(an.ratio_of_means)}"
                          + ("" if ci is None else f" ({lvl} CI {_ci(ci)})")))
@@ -88,9 +92,15 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
     f = "F undefined" if v.f is None else f"F-test F = {statistic(v.f)}, p = {p_value(v.f_p)}"
     _say(console, escape(f"variances: {bf}{f}"))
     if an.mde is not None:
-        need = "more than 10⁹" if an.runs_needed is None else str(an.runs_needed)
-        _say(console, escape(f"MDE with these runs: ±{percent(an.mde)}; runs per arm for "
-                             f"±{percent(an.target_effect)} at power 0.8: {need}"))
+        if an.target_effect <= an.noise_band:
+            need = "none at any n (inside the noise band)"
+        else:
+            need = "more than 10⁹" if an.runs_needed is None else str(an.runs_needed)
+        unit = "pairs" if an.paired is not None else "runs per arm"
+        _say(console, escape(f"MDE with these runs: ±{percent(an.mde)}, so changes below "
+                             f"±{percent(an.noise_band + an.mde)} (band + MDE) cannot be called; "
+                             f"{unit} for a verdict on ±{percent(an.target_effect)} at power 0.8: "
+                             f"{need}"))
     if an.tost is not None:
         t = an.tost
         _say(console, escape(f"equivalence (TOST ±{percent(t.margin)}): p = {p_value(t.p)}, "
@@ -105,6 +115,45 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
     _say(console, "sources: " + escape("; ".join(an.report.sources)), style="dim")
 
 
+def _render_difference(an: ABAnalysis, console: Console) -> None:
+    """The body of a difference-scale comparison (b − a, absolute noise floor; issue 17 item 5)."""
+    u = f" {an.unit}" if an.unit else ""
+    lvl = f"{100 * (1 - an.alpha):g}%"
+    ci = an.difference_ci
+    how = "paired differences" if an.differences is not None else "difference of means"
+    _say(console, escape(
+        f"difference scale ({how}): {an.b.name} − {an.a.name} = {num(an.difference, signed=True)}{u}"
+        + ("" if ci is None else f" ({lvl} CI {num(ci[0], signed=True)} … {num(ci[1], signed=True)})")
+        + f"; noise floor ±{num(an.noise_abs)}{u}"))
+    w = an.welch
+    _say(console, escape(f"Welch's t = {statistic(w.t)}, df = {num(w.df, 2, min_decimals=1)}, "
+                         f"p = {p_value(w.p)}" + ("  — decides" if an.differences is None
+                                                  else "  — shown beside the paired differences")))
+    if an.differences is not None:
+        _say(console, escape("pair differences in run order: "
+                             + " ".join(num(x, signed=True) for x in an.differences)))
+    if an.mde is not None:
+        _say(console, escape(f"MDE with these runs: ±{num(an.mde)}{u}, so changes below "
+                             f"±{num((an.noise_abs or 0) + an.mde)}{u} (floor + MDE) cannot be called"))
+    style = _STYLE[an.verdict]
+    _say(console, f"[bold {style}]verdict:[/bold {style}] {escape(an.report.summary)}")
+    _say(console, "arithmetic:")
+    for line in an.report.arithmetic:
+        _say(console, f"  {escape(line)}")
+    for n in an.notes:
+        _say(console, f"[yellow]note:[/yellow] {escape(n)}")
+    _say(console, "sources: " + escape("; ".join(an.report.sources)), style="dim")
+
+
+def _control_line(an: ABAnalysis, console: Console) -> None:
+    """The reference arm and why it is the reference (issue 17 item 6); always printed."""
+    why = an.control_reason or "given first"
+    rel = (f"differences are {an.b.name} − {an.a.name}" if an.scale == "difference"
+           else f"ratios are {an.b.name}/{an.a.name}")
+    role = "subtracted" if an.scale == "difference" else "the ratio's denominator"
+    _say(console, escape(f"control (reference, {role}): {an.a.name} — {why}; {rel}"))
+
+
 def render_multi(mc: MultiComparison, console: Console) -> None:
     """Print several metrics' comparisons and the Holm note."""
     if not mc.metrics:
@@ -112,6 +161,7 @@ def render_multi(mc: MultiComparison, console: Console) -> None:
     first = mc.metrics[0]
     _say(console, f"[bold]tokcaliper compare[/bold] — {escape(first.b.name)} against "
                   f"{escape(first.a.name)} (baseline), {len(mc.metrics)} metrics")
+    _control_line(first, console)
     _say(console, escape(mc.note))
     for an in mc.metrics:
         console.print()

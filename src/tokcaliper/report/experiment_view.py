@@ -58,6 +58,7 @@ def render_experiment(console: Console, an: ExperimentAnalysis) -> None:
         a.add_row(escape(s.arm), f"{s.n}/{s.planned}", num(None if d is None else d.mean, 4),
                   num(None if d is None else d.std), percent(None if d is None else d.cv), ci)
     console.print(a)
+    render_restart_splits(an.restarts, console)
 
     if an.sequential is not None:
         sq = an.sequential
@@ -78,3 +79,22 @@ def render_experiment(console: Console, an: ExperimentAnalysis) -> None:
                           f"not comparable yet[/yellow] — {escape(c.error or '')}")
             continue
         render_multi(c.metrics, console)
+
+
+def render_restart_splits(splits, console: Console, detail: int | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Where the variance lives: one line per arm restarted per segment (or per --restarts block),
+    then the ANOVA and allocation arithmetic of the first ``detail`` splits (all by default)
+    (issue 17 item 7)."""
+    if not splits:
+        return
+    console.print()
+    console.print("[bold]where the variance lives[/bold] (restart-level against run-level, "
+                  "one-way random-effects ANOVA):")
+    for i, sp in enumerate(splits):
+        console.print(escape(f"  {sp.summary}"))
+        if detail is not None and i >= detail:
+            continue
+        lines = ([] if sp.components is None else sp.components.arithmetic) + (
+            [] if sp.allocation is None else sp.allocation.arithmetic)
+        for line in lines:
+            console.print(escape(f"    {line}"), style="dim")

@@ -21,11 +21,15 @@ MDE (quick formula of M3, z ≈ 2, about 50% power) and runs needed
 (power 0.8, because the quick n finds a true effect only half the time):
 
 - independent arms: ``MDE = 2·√(CV_a²/n_a + CV_b²/n_b)`` (= 2·CV·√(2/n) for
-  equal arms); runs per arm from
-  :func:`tokcaliper.stats.resolution.n_power` with ``CV² = (CV_a² + CV_b²)/2``
-  (statsmodels ``TTestIndPower``);
-- pairs: ``MDE = 2·s_d/√n`` with s_d the std of the log ratios; pairs needed
-  from statsmodels ``TTestPower`` (one-sample t, d = ln(1+Δ)/s_d);
+  equal arms); pairs: ``MDE = 2·s_d/√n`` with s_d the std of the log ratios.
+  A verdict needs the CI beyond the band, so changes below band + MDE cannot
+  be called;
+- runs needed: the n at which the *gated* verdict has power 0.8
+  (:func:`tokcaliper.stats.resolution.n_verdict`: noncentral t with
+  λ = (ln(1+Δ) − ln(1+band))·√n/s_d; pairs: s_d of the log ratios, ν = n − 1;
+  arms: s_d = √(ln(1+CV_a²) + ln(1+CV_b²)), ν = 2n − 2; an arm with sd 0
+  borrows the other's CV). With Δ ≤ band no n gives a verdict, and the text
+  says so and what to change;
 - Δ is the effect the user cares about, or else the larger of the observed
   |ratio − 1| and the noise band.
 
@@ -67,7 +71,7 @@ from tokcaliper.stats.equivalence import (
 )
 from tokcaliper.stats.multiple import SOURCE_HOLM, holm
 from tokcaliper.stats.paired import SOURCE_PAIRED, PairedResult, paired_log_ratio
-from tokcaliper.stats.resolution import MAX_RUNS, mde_quick, n_power
+from tokcaliper.stats.resolution import MAX_RUNS, mde_quick, n_verdict, ratio_distance
 from tokcaliper.stats.verdict_gate import (
     DEFAULT_NOISE_BAND,
     GateResult,
@@ -89,12 +93,14 @@ __all__ = [
     "apply_holm",
     "compare_metrics",
     "n_pairs_power",
+    "runs_advice",
     "single_numbers",
     "stably_slow_from_summary",
 ]
 
-SOURCE_MDE = ("M3 quick MDE = 2·√(CV_a²/n_a + CV_b²/n_b), pairs 2·s_d/√n; runs "
-              "needed at power 0.8: statsmodels TTestIndPower (arms) / TTestPower (pairs)")
+SOURCE_MDE = ("M3 quick MDE = 2·√(CV_a²/n_a + CV_b²/n_b), pairs 2·s_d/√n; runs needed at "
+              "power 0.8 for the gated verdict (CI beyond the noise band): "
+              "tokcaliper.stats.resolution.n_verdict (noncentral t)")
 #: Power of the "runs needed" figure (M3: the quick n has only ≈50%).
 POWER = 0.8
 SOURCE_GATE = ("verdict gate: faster/slower only when p < α and the whole CI lies outside the "
@@ -167,6 +173,15 @@ class ABEvidence(BaseModel):
             Δ used for ``runs_needed`` (runs per arm / pairs).
         stably_slow: name of an arm flagged "stably slow" (M9), else ``None``.
         notes: caveats.
+        control_reason: why ``a`` is the reference arm (``--control``, its name,
+            first in the file), set by the caller that chose it; ``None`` when the
+            roles were given positionally (``--a``/``--b``).
+        scale: "ratio" (b/a, relative noise band) or "difference" (b − a in the
+            unit, absolute noise floor ``noise_abs``; :mod:`tokcaliper.stats.difference`).
+            On the difference scale ``ratio_of_means``/``decision_ratio`` are
+            ``None`` unless both means are > 0, and ``difference``,
+            ``difference_ci`` (``1 − α``) and ``differences`` (pairs b_k − a_k,
+            ``None`` unpaired) carry the estimate; ``target_effect`` is then in the unit.
     """
 
     metric: str
@@ -179,7 +194,7 @@ class ABEvidence(BaseModel):
     input_kind: Literal["samples", "summary"]
     a: ArmStats
     b: ArmStats
-    ratio_of_means: float
+    ratio_of_means: float | None
     ratio_of_means_ci: tuple[float, float] | None
     welch: WelchResult
     variance: VarianceTest
@@ -188,13 +203,19 @@ class ABEvidence(BaseModel):
     tost: TostResult | None
     decided_by: Literal["paired", "welch"]
     p_raw: float | None
-    decision_ratio: float
+    decision_ratio: float | None
     decision_ci: tuple[float, float] | None
     mde: float | None
     target_effect: float
     runs_needed: int | None
     stably_slow: str | None
     notes: list[str]
+    control_reason: str | None = None
+    scale: Literal["ratio", "difference"] = "ratio"
+    noise_abs: float | None = None
+    difference: float | None = None
+    difference_ci: tuple[float, float] | None = None
+    differences: list[float] | None = None
 
 
 class ABAnalysis(ABEvidence):
@@ -298,25 +319,71 @@ def _ratio_ci(a: ArmStats, b: ArmStats, alpha: float) -> tuple[float, float] | N
     return math.exp(est - q * se), math.exp(est + q * se)
 
 
-def _unpaired_resolution(a: ArmStats, b: ArmStats, target: float,
-                         alpha: float) -> tuple[float | None, int | None]:
+def _log_sd(cv: float) -> float:
+    """sd of ln y for runs of CV ``cv``: √(ln(1 + CV²))."""
+    return math.sqrt(math.log1p(cv * cv))
+
+
+def _verdict_need(distance: float, sd_d: float, alpha: float, design: str) -> int | None:
+    return n_verdict(distance, sd_d, alpha, POWER, design=design) if sd_d > 0 else 2
+
+
+def _unpaired_resolution(a: ArmStats, b: ArmStats, target: float, alpha: float,
+                         band: float) -> tuple[float | None, int | None, list[str]]:
+    """MDE, runs per arm a verdict on ±target needs (gated, independent arms), and notes.
+
+    A zero-sd arm borrows the other arm's CV for the runs needed: a spread of 0
+    from a few runs is not evidence of no noise (often a coarse metric).
+    """
+    notes: list[str] = []
     if a.cv is None or b.cv is None:
-        return None, None
+        return None, None, notes
     mde = 2 * math.sqrt(a.cv**2 / a.n + b.cv**2 / b.n)
-    cv = math.sqrt((a.cv**2 + b.cv**2) / 2)
-    if cv == 0:
-        return mde, 2
-    try:
-        return mde, n_power(cv, target, alpha, POWER)
-    except InputError:  # beyond MAX_RUNS
-        return mde, None
+    cva, cvb = a.cv, b.cv
+    for x, other in ((a, b), (b, a)):
+        if x.sd == 0 and (other.cv or 0) > 0:
+            notes.append(f"arm {x.name} did not vary (sd 0 over {x.n} runs): the runs needed take its "
+                         f"spread to be arm {other.name}'s (CV {percent(other.cv)}); a zero spread "
+                         "from a few runs is not evidence of no noise (is the metric coarse?)")
+            if x is a:
+                cva = other.cv  # type: ignore[assignment]
+            else:
+                cvb = other.cv  # type: ignore[assignment]
+    sd_d = math.sqrt(_log_sd(cva) ** 2 + _log_sd(cvb) ** 2)
+    return mde, _verdict_need(ratio_distance(target, band), sd_d, alpha, "independent"), notes
 
 
-def _paired_resolution(pr: PairedResult, target: float, alpha: float) -> tuple[float, int | None]:
+def _paired_resolution(pr: PairedResult, target: float, alpha: float,
+                       band: float) -> tuple[float, int | None]:
     mde = 2 * pr.sd_log / math.sqrt(pr.n)
-    if pr.sd_log == 0:
-        return mde, 2
-    return mde, n_pairs_power(pr.sd_log, target, alpha, POWER)
+    return mde, _verdict_need(ratio_distance(target, band), pr.sd_log, alpha, "paired")
+
+
+def runs_advice(*, n: int, need: int | None, target: float, band: float, effect_given: bool,
+                paired: bool) -> str:
+    """The "runs needed" sentence of an inconclusive verdict, counting the gate.
+
+    Args:
+        n: pairs / runs per arm there are. need: :func:`~tokcaliper.stats.resolution.n_verdict`
+            for ``target`` (``None``: unreachable or beyond 10⁹). target: Δ (fraction).
+        band: noise band (fraction). effect_given: Δ came from ``--effect``.
+        paired: the runs are pairs.
+    """
+    unit = "pairs" if paired else "runs per arm"
+    if target <= band:
+        what = "the effect given" if effect_given else "a change within the band"
+        return (f"no faster/slower verdict is reachable at any n for ±{percent(target)} ({what}): "
+                f"it does not exceed the ±{percent(band)} noise band; give --effect Δ above the band "
+                "for the runs a larger change needs, a smaller --noise-band, or --margin E to test "
+                "equivalence")
+    if need is None:
+        return f"more than 10⁹ {unit} would be needed for a verdict on ±{percent(target)}"
+    if need <= n:
+        return (f"these {n} {unit} already give a verdict on ±{percent(target)} with power "
+                f"≥ {POWER:g} ({need} needed): a true change of that size would usually have been "
+                "called, so the change is likely smaller")
+    return (f"about {need} {unit} would be needed for a verdict on ±{percent(target)} "
+            f"(power {POWER:g} that the CI clears the ±{percent(band)} band)")
 
 
 def n_pairs_power(sd_log: float, delta: float, alpha: float = 0.05, power: float = 0.8) -> int | None:
@@ -418,6 +485,7 @@ def analyze_samples(
     noise_band: float = DEFAULT_NOISE_BAND,
     margin: float | None = None,
     effect: float | None = None,
+    noise_abs: float | None = None,
 ) -> ABAnalysis:
     """Compare the runs of a candidate arm ``b`` with a baseline arm ``a``.
 
@@ -430,6 +498,10 @@ def analyze_samples(
         alpha: two-sided level in (0, 0.5). noise_band: half-width around 1 (fraction).
         margin: equivalence margin E (fraction) or ``None`` (no TOST).
         effect: the effect the user cares about (fraction), for the runs needed.
+        noise_abs: compare on the difference scale b − a with this absolute
+            noise floor (metric's unit) instead of ratios
+            (:func:`tokcaliper.stats.difference.analyze_difference`): for metrics
+            that can be 0 or sit at their resolution.
 
     Returns:
         :class:`ABAnalysis` (not Holm-corrected; see :func:`compare_metrics`).
@@ -439,11 +511,20 @@ def analyze_samples(
             non-finite or non-positive values, settings out of range.
     """
     _check_settings(alpha, noise_band, margin, effect)
+    if noise_abs is not None:
+        from tokcaliper.stats.difference import analyze_difference
+
+        return analyze_difference(a, b, names, paired=paired, metric=metric, unit=unit,
+                                  higher_is_better=higher_is_better, alpha=alpha,
+                                  noise_abs=noise_abs, effect=effect, margin=margin,
+                                  noise_band=noise_band)
     na, nb = names
     arm_a, arm_b = _arm(a, na), _arm(b, nb)
     for arm in (arm_a, arm_b):
         if arm.min is not None and arm.min <= 0:
-            raise InputError(f"arm {arm.name}: ratios need positive values, got {num(arm.min, 6, trim=True)}")
+            raise InputError(f"arm {arm.name}: ratios need positive values, got {num(arm.min, 6, trim=True)}; "
+                             "compare on the difference scale with --noise-abs X (the smallest "
+                             "change worth calling, in the metric's unit)")
     if paired and arm_a.n != arm_b.n:
         raise InputError(f"paired runs need equal run counts per arm, got {na}: {arm_a.n} and "
                          f"{nb}: {arm_b.n}")
@@ -461,14 +542,15 @@ def analyze_samples(
                              "undefined")
         running = _running(list(a), list(b), alpha, higher_is_better, noise_band, effect)
         tgt = _target(effect, pr.ratio, noise_band)
-        mde, need = _paired_resolution(pr, tgt, alpha)
+        mde, need = _paired_resolution(pr, tgt, alpha, noise_band)
         tost = None
         if margin is not None:
             tost = tost_paired(a, b, margin, alpha)
         dec_ratio, dec_ci, p_raw = pr.ratio, pr.ratio_ci, pr.p
     else:
         tgt = _target(effect, ratio, noise_band)
-        mde, need = _unpaired_resolution(arm_a, arm_b, tgt, alpha)
+        mde, need, zero_notes = _unpaired_resolution(arm_a, arm_b, tgt, alpha, noise_band)
+        notes.extend(zero_notes)
         tost = _unpaired_tost(arm_a, arm_b, margin, alpha)
         dec_ratio, dec_ci, p_raw = ratio, ci, base.welch.p
         if arm_a.n == arm_b.n:
@@ -539,9 +621,9 @@ def analyze_summary(
     ratio = arm_b.mean / arm_a.mean
     ci = _ratio_ci(arm_a, arm_b, alpha)
     tgt = _target(effect, ratio, noise_band)
-    mde, need = _unpaired_resolution(arm_a, arm_b, tgt, alpha)
+    mde, need, zero_notes = _unpaired_resolution(arm_a, arm_b, tgt, alpha, noise_band)
     tost = _unpaired_tost(arm_a, arm_b, margin, alpha)
-    notes = ["from mean ± sd only: Brown–Forsythe needs the runs, so variances are compared by "
+    notes = [*zero_notes, "from mean ± sd only: Brown–Forsythe needs the runs, so variances are compared by "
              "the F-test (sensitive to non-normal runs); rounded summaries reproduce t to about ±0.02"]
     if margin is not None and tost is None:
         notes.append("equivalence not tested: both standard deviations are 0")
@@ -567,14 +649,23 @@ def decide(ev: ABEvidence, p_used: float | None = None, tost_p_used: float | Non
         ev: the figures. p_used / tost_p_used: corrected p-values to gate on
             (default: the raw ones). holm_m: size of the Holm family (1 = none).
     """
+    if ev.scale == "difference":
+        from tokcaliper.stats.difference import decide_difference
+
+        return decide_difference(ev, p_used, holm_m)
+    assert ev.decision_ratio is not None
     p = ev.p_raw if p_used is None else p_used
     tp = None if ev.tost is None else (ev.tost.p if tost_p_used is None else tost_p_used)
     label = ("paired p" if ev.decided_by == "paired" else "Welch p") + (
         f" (Holm, {holm_m} metrics)" if holm_m > 1 else "")
+    n_have = ev.paired.n if ev.paired is not None else min(ev.a.n, ev.b.n)
+    advice = runs_advice(n=n_have, need=ev.runs_needed, target=ev.target_effect,
+                         band=ev.noise_band, effect_given=ev.effect is not None,
+                         paired=ev.paired is not None)
     g = gate(ratio=ev.decision_ratio, ci=ev.decision_ci, p=p, alpha=ev.alpha,
              higher_is_better=ev.higher_is_better, noise_band=ev.noise_band, tost=ev.tost,
              tost_p=tp, mde=ev.mde, runs_needed=ev.runs_needed, target_effect=ev.target_effect,
-             test_label=label)
+             test_label=label, advice=advice)
     return ABAnalysis(**{k: getattr(ev, k) for k in ABEvidence.model_fields}, p_used=p,
                       tost_p_used=tp, holm_m=holm_m, gate=g, verdict=g.verdict,
                       report=_report(ev, g, p, holm_m))
@@ -626,10 +717,15 @@ def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int) -> Verd
         else:
             ar.append(f"MDE = 2 × √({num(ev.a.cv)}²/{ev.a.n} + {num(ev.b.cv)}²/{ev.b.n}) = "
                       f"{percent(ev.mde)}")
-    need = "more than 10⁹" if ev.runs_needed is None else str(ev.runs_needed)
     basis = "the effect given" if ev.effect is not None else "max(observed |ratio − 1|, noise band)"
-    ar.append(f"runs per arm to resolve ±{percent(ev.target_effect)} ({basis}) with power "
-              f"{POWER:g}: {need}")
+    design = "paired" if ev.paired is not None else "independent"
+    if ev.target_effect <= ev.noise_band:
+        need = f"none at any n (±{percent(ev.target_effect)} does not exceed the band)"
+    else:
+        need = "more than 10⁹" if ev.runs_needed is None else str(ev.runs_needed)
+    ar.append(f"{'pairs' if ev.paired is not None else 'runs per arm'} for a verdict on "
+              f"±{percent(ev.target_effect)} ({basis}) with power {POWER:g}: P(T'(ν, λ) > "
+              f"t(1−α/2, ν)), λ = (ln(1+Δ) − ln(1+band))·√n/s_d ({design}): {need}")
     if ev.tost is not None:
         t = ev.tost
         ar.append(f"TOST ±{percent(t.margin)}: t_low = {statistic(t.t_low)} (p {p_value(t.p_low)}), "

@@ -17,7 +17,15 @@ from tokcaliper.model import warnings as W
 from tokcaliper.model.verdict import Status, Verdict
 from tokcaliper.numbers import num, percent
 from tokcaliper.stats.describe import Description, describe
-from tokcaliper.stats.resolution import mde_quick, n_power, n_quick
+from tokcaliper.stats.resolution import (
+    mde_quick,
+    n_power,
+    n_quick,
+    n_verdict,
+    ratio_distance,
+    sd_diff_from_cv,
+)
+from tokcaliper.stats.verdict_gate import DEFAULT_NOISE_BAND
 
 __all__ = ["MIN_REPETITIONS", "MetricNoise", "NoiseFloorReport", "noise_floor"]
 
@@ -35,6 +43,9 @@ class MetricNoise(BaseModel):
         mde_nR: quick MDE for R runs per arm, 2·CV·√(2/R) (``None`` without a CV).
         effect: the expected effect (fraction) if given; n_quick_for_effect,
             n_power_for_effect: runs per arm it needs (quick ≈ 50% power / power 0.8).
+            n_verdict_for_effect: runs per arm a faster/slower *verdict* needs (power
+            0.8 that the CI of paired runs clears compare's ±1% band; ``None`` when
+            Δ ≤ 1%: no verdict reachable).
         warnings: caveats for this metric.
         verdict: check "M1" with the arithmetic.
     """
@@ -46,6 +57,7 @@ class MetricNoise(BaseModel):
     effect: float | None = None
     n_quick_for_effect: int | None = None
     n_power_for_effect: int | None = None
+    n_verdict_for_effect: int | None = None
     warnings: list[str] = Field(default_factory=list)
     verdict: Verdict
 
@@ -90,7 +102,7 @@ def _one(name: str, values: Sequence[float], effect: float | None) -> MetricNois
         warns.append(W.CV_UNDEFINED.text(metric=name))
 
     m1 = mR = None
-    nq = npw = None
+    nq = npw = nv = None
     status = Status.PASS if r >= MIN_REPETITIONS else Status.WARN
     if d.cv is not None and d.cv > 0:
         m1, mR = mde_quick(d.cv, 1), mde_quick(d.cv, r)
@@ -102,16 +114,21 @@ def _one(name: str, values: Sequence[float], effect: float | None) -> MetricNois
                    f"with {r} runs each")
         if effect is not None:
             nq, npw = n_quick(d.cv, effect), n_power(d.cv, effect)
+            nv = n_verdict(ratio_distance(effect, DEFAULT_NOISE_BAND), sd_diff_from_cv(d.cv))
             eff = num(100 * effect, 6, trim=True) + "%"  # as given
             arithmetic.append(f"n (quick) = 8 × ({num(d.cv)} / {num(effect, 6, trim=True)})² → {nq}; "
-                              f"n (power 0.8, statsmodels TTestIndPower) → {npw}")
+                              f"n (power 0.8, statsmodels TTestIndPower) → {npw}; n for a verdict "
+                              f"(paired, CI beyond ±{percent(DEFAULT_NOISE_BAND)}, power 0.8) → "
+                              + ("none: Δ inside the band" if nv is None else str(nv)))
             if effect < mR:
                 status = Status.WARN
                 summary += (f"; a {eff} effect is below that — needs {nq} runs per arm "
-                            f"(quick, ~50% power) / {npw} (power 0.8)")
+                            f"(quick, ~50% power) / {npw} (power 0.8)"
+                            + ("" if nv is None else f" / {nv} for a faster/slower verdict"))
             else:
                 summary += (f"; a {eff} effect is resolvable at {r} runs per arm "
-                            f"(quick; power 0.8 needs {npw})")
+                            f"(quick; power 0.8 needs {npw}"
+                            + ("" if nv is None else f", a faster/slower verdict {nv}") + ")")
     elif d.cv == 0:
         status = Status.WARN
         summary = f"all {r} runs identical ({g(d.mean)}): CV 0, the metric may not be measured"
@@ -128,7 +145,8 @@ def _one(name: str, values: Sequence[float], effect: float | None) -> MetricNois
                  "statsmodels.stats.power.TTestIndPower.solve_power (power-based n)"],
     )
     return MetricNoise(name=name, description=d, mde_n1=m1, mde_nR=mR, effect=effect,
-                       n_quick_for_effect=nq, n_power_for_effect=npw, warnings=warns,
+                       n_quick_for_effect=nq, n_power_for_effect=npw,
+                       n_verdict_for_effect=nv, warnings=warns,
                        verdict=verdict)
 
 

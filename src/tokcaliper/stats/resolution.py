@@ -13,6 +13,25 @@ Two families of formulas, always shown side by side:
   α. statsmodels uses the pooled-variance (Student) t with 2n−2 degrees of
   freedom; Welch's test has at most that many, so the true Welch power is
   marginally lower (negligible for equal n and similar CVs).
+- **Verdict power** (:func:`verdict_power`, :func:`n_verdict`): the power of
+  the verdict ``compare`` and ``experiment`` actually give. "faster" needs
+  p < α *and* the whole ``1 − α`` CI beyond the noise band, i.e. on the
+  analysis scale (ln ratio, or the difference in the metric's unit)
+  ``(est − b)/se > t(1 − α/2, ν)`` with b the band's edge. With a true effect
+  θ, ``(est − b)/se`` is noncentral t with ν df and noncentrality
+  ``λ = (θ − b)·√n / s_d``, so
+
+      power = P(T'(ν, λ) > t(1 − α/2, ν))     (scipy.stats.nct.sf)
+
+  exactly for normal pair differences (p < α follows: a CI beyond the band
+  excludes no change). ``paired``: mean of n pair differences of sd s_d,
+  ν = n − 1; ``independent``: two arms of n runs of sd s each,
+  s_d = s·√2, ν = 2n − 2 (Welch's df for equal spreads). With Δ ≤ band
+  (θ ≤ b) the power stays ≤ α/2 at every n: no faster/slower verdict is
+  reachable. For ratios θ = ln(1 + Δ), b = ln(1 + band) (the increase case:
+  for a decrease the distance |ln(1 − Δ)| − |ln(1 − band)| is slightly
+  larger, so this is conservative) and s_d = √2·√(ln(1 + CV²)) for
+  independent runs of CV ``CV``.
 
 All effects and CVs are fractions of the mean (0.05 = 5%). Pure functions, no I/O.
 """
@@ -37,10 +56,14 @@ __all__ = [
     "mde_power",
     "mde_quick",
     "n_power",
+    "n_verdict",
     "n_quick",
     "n_quick_raw",
     "plan",
     "power_at",
+    "ratio_distance",
+    "sd_diff_from_cv",
+    "verdict_power",
 ]
 
 #: z(0.975) = 1.96, rounded to 2 in the quick formulas (METHODS.md M3).
@@ -59,6 +82,11 @@ SOURCE_POWER = (
     "(two-sample t-test, equal n, two-sided, effect size d = Δ/CV)"
 )
 SOURCE_BUDGET = "METHODS.md M3: budget = 2 arms × n × (run time + cool-down)"
+SOURCE_VERDICT = ("verdict power: P(the 1−α CI lies wholly beyond the noise band) = "
+                  "P(T'(ν, λ) > t(1−α/2, ν)), λ = (θ − band edge)·√n/s_d; paired ν = n−1, "
+                  "independent ν = 2n−2 (scipy.stats.nct)")
+#: ``design`` of :func:`verdict_power`: interleaved runs analysed as pairs, or two independent arms.
+DESIGNS = ("paired", "independent")
 
 
 # ---------------------------------------------------------------- validation
@@ -295,6 +323,100 @@ def mde_power(cv: float, n: int, alpha: float = 0.05, power: float = 0.8) -> flo
     return d * cv
 
 
+def _check_design(design: str) -> None:
+    if design not in DESIGNS:
+        raise InputError(f"--design must be paired or independent, got {design!r}")
+
+
+def ratio_distance(effect: float, noise_band: float) -> float:
+    """How far a relative effect lies beyond the noise band on the log scale.
+
+    ``ln(1 + Δ) − ln(1 + band)`` (the increase case; conservative for a
+    decrease, see the module docstring). ≤ 0 when Δ ≤ band.
+    """
+    return math.log1p(effect) - math.log1p(noise_band)
+
+
+def sd_diff_from_cv(cv: float) -> float:
+    """sd of one pair's log ratio of two independent runs with CV ``cv``: ``√2·√(ln(1 + CV²))``."""
+    return math.sqrt(2.0 * math.log1p(cv * cv))
+
+
+def verdict_power(distance: float, sd_d: float, n: int, alpha: float = 0.05, *,
+                  design: str = "paired") -> float:
+    """Power of the gated verdict: P(the ``1 − α`` CI lies wholly beyond the band edge).
+
+    ``P(T'(ν, λ) > t(1 − α/2, ν))`` with ``λ = distance·√n / sd_d`` (module
+    docstring; ``scipy.stats.nct.sf``). Only the right direction counts.
+
+    Args:
+        distance: true effect minus the band's edge on the analysis scale
+            (:func:`ratio_distance` for ratios; Δ − noise_abs for differences).
+        sd_d: sd of one pair difference (> 0), same scale
+            (:func:`sd_diff_from_cv` for independent runs of a known CV).
+        n: pairs, or runs per arm (≥ 2). alpha: two-sided level.
+        design: "paired" (ν = n − 1) or "independent" (ν = 2n − 2).
+
+    Returns:
+        Probability in [0, 1].
+
+    Raises:
+        InputError: sd_d ≤ 0, n < 2, alpha or design invalid.
+    """
+    from scipy import stats as st
+
+    _check_design(design)
+    _check_alpha(alpha)
+    _check_n(n, MIN_N_POWER, " for a power calculation")
+    if not (math.isfinite(sd_d) and sd_d > 0) or not math.isfinite(distance):
+        raise InputError(f"the spread of the differences must be > 0, got {_num(sd_d)}")
+    df = n - 1 if design == "paired" else 2 * n - 2
+    lam = distance * math.sqrt(n) / sd_d
+    crit = float(st.t.ppf(1 - alpha / 2, df))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = float(st.nct.sf(crit, df, lam))
+    if not math.isfinite(p):  # extreme λ: the normal approximation is then accurate
+        from scipy.stats import norm
+
+        p = float(norm.sf(crit - lam))
+    return min(1.0, max(0.0, p))
+
+
+def n_verdict(distance: float, sd_d: float, alpha: float = 0.05, power: float = 0.8, *,
+              design: str = "paired") -> int | None:
+    """Smallest n (pairs, or runs per arm) whose :func:`verdict_power` reaches ``power``.
+
+    Doubling then bisection (the power rises with n when distance > 0).
+
+    Returns:
+        n ≥ 2, or ``None`` when no n reaches it: distance ≤ 0 (the effect is
+        inside the noise band, so no faster/slower verdict is reachable) or
+        more than :data:`MAX_RUNS` would be needed.
+
+    Raises:
+        InputError: as :func:`verdict_power`, or power out of range.
+    """
+    _check_power(power, alpha)
+    if distance <= 0:
+        return None
+    if verdict_power(distance, sd_d, MIN_N_POWER, alpha, design=design) >= power:
+        return MIN_N_POWER
+    hi = MIN_N_POWER
+    while verdict_power(distance, sd_d, hi, alpha, design=design) < power:
+        hi *= 2
+        if hi > MAX_RUNS:
+            return None
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if verdict_power(distance, sd_d, mid, alpha, design=design) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def achieved_power_of_quick_formula(cv: float, delta: float, alpha: float = 0.05) -> float:
     """Power actually reached by the quick ``n = 8·(CV/Δ)²`` runs per arm.
 
@@ -338,11 +460,17 @@ class Plan(BaseModel):
         power_of_quick: power the quick n actually achieves (≈ 0.5).
         n_power: exact power-based runs per arm.
         noise_band: half-width of the verdict gate's noise band (fraction).
-        n_power_gated: runs per arm for a *verdict* (faster/slower) with that
-            power: the gate also needs the CI to clear the band, so Δ − band is
-            what must be resolved (``None`` when Δ ≤ band: no verdict possible).
-            Found by the calibration (docs/calibration.md): without it the gated
-            verdict reaches only 50–66% of the requested 80%.
+        design: "paired" (interleaved runs, the experiment default) or
+            "independent" (blocked order or unpaired arms): the analysis the
+            verdict will come from.
+        n_power_gated: runs per arm (pairs) for a *verdict* (faster/slower)
+            with that power: :func:`n_verdict` — the gate also needs the whole
+            CI beyond the band (``None`` when Δ ≤ band: no verdict reachable,
+            or beyond :data:`MAX_RUNS`). The calibration (docs/calibration.md)
+            found the old n reaching only 50–66% of the requested power.
+        power_gated_n: :func:`verdict_power` of the planned n (``None`` when n < 2).
+        verdict_reachable: False when Δ ≤ band (no n gives a faster/slower verdict).
+        mde_gated_n: band + quick MDE(n): smaller changes cannot be called with n runs.
         power_at_n: power of n runs per arm against Δ (``None`` when n < 2).
         budget_seconds_n / _quick / _power: 2 × n × (run + cool-down) for each n.
         verdict: status and plain sentence with the arithmetic (check "M3").
@@ -365,7 +493,11 @@ class Plan(BaseModel):
     power_of_quick: float
     n_power: int
     noise_band: float = 0.0
+    design: str = "paired"
     n_power_gated: int | None = None
+    power_gated_n: float | None = None
+    verdict_reachable: bool = True
+    mde_gated_n: float | None = None
     power_at_n: float | None
     budget_seconds_n: float | None
     budget_seconds_quick: float | None
@@ -390,16 +522,21 @@ def plan(
     cv_source: str = "--cv",
     cv_n: int | None = None,
     noise_band: float = 0.01,
+    design: str = "paired",
 ) -> Plan:
     """Plan an A/B comparison before running it (METHODS.md M3, M10).
 
     Computes the quick MDE for n runs per arm, the quick n for Δ (≈50% power),
-    the exact power-based n (statsmodels ``TTestIndPower.solve_power``), the
-    wall-clock budget ``2 arms × n × (run_seconds + cooldown)``, and a verdict:
+    the exact power-based n of the test (statsmodels ``TTestIndPower.solve_power``),
+    the n a *verdict* needs (:func:`n_verdict`: the gate's CI must clear the
+    noise band, in the analysis of ``design``), the wall-clock budget
+    ``2 arms × n × (run_seconds + cooldown)``, and a verdict that follows the
+    gated n:
 
-    - FAIL "don't run" when Δ < quick MDE(n);
-    - WARN when Δ ≥ quick MDE(n) but n < power-based n (under-powered);
-    - PASS when n ≥ power-based n.
+    - FAIL "no verdict reachable" when Δ ≤ band (at any n);
+    - FAIL "don't run" when Δ < band + quick MDE(n);
+    - WARN when the verdict power of n is below ``power`` (under-powered);
+    - PASS when it reaches ``power``.
 
     Args:
         cv: CV of the metric as a fraction (> 0). effect: expected relative
@@ -411,7 +548,8 @@ def plan(
         cv_n: number of runs the CV was estimated from, if known; fewer than 5
             adds a warning that the CV itself is uncertain (METHODS.md M1).
         noise_band: the verdict gate's band (fraction, ≥ 0; default ±1% as in
-            ``compare``): adds the runs a faster/slower *verdict* needs.
+            ``compare``): the verdict power and n count it.
+        design: "paired" (default; interleaved orders) or "independent".
 
     Raises:
         InputError: any argument out of range (message names the CLI option).
@@ -426,6 +564,7 @@ def plan(
     if not (math.isfinite(cooldown) and cooldown >= 0):
         raise InputError(f"--cooldown must be >= 0, got {_num(cooldown)}")
 
+    _check_design(design)
     m_n = mde_quick(cv, n)
     m_1 = mde_quick(cv, 1)
     m_pw = mde_power(cv, n, alpha, power) if n >= MIN_N_POWER else None
@@ -435,68 +574,96 @@ def plan(
     npw = n_power(cv, effect, alpha, power)
     if not (math.isfinite(noise_band) and 0 <= noise_band < 1):
         raise InputError(f"--noise-band must be in [0, 1), got {_num(noise_band)}")
-    n_gated = n_power(cv, effect - noise_band, alpha, power) if effect > noise_band else None
+    reachable = effect > noise_band
+    dist, sd_d = ratio_distance(effect, noise_band), sd_diff_from_cv(cv)
+    n_gated = n_verdict(dist, sd_d, alpha, power, design=design) if reachable else None
+    p_gated = (verdict_power(dist, sd_d, n, alpha, design=design)
+               if n >= MIN_N_POWER else None)
+    m_gated = noise_band + m_n
     p_n = power_at(cv, effect, n, alpha) if n >= MIN_N_POWER else None
     d = effect / cv
+    df_txt = "n − 1" if design == "paired" else "2n − 2"
 
     per_run = None if run_seconds is None else run_seconds + cooldown
     b_n = None if per_run is None else 2 * n * per_run
     b_q = None if per_run is None else 2 * nq * per_run
     b_p = None if per_run is None else 2 * npw * per_run
+    b_g = None if per_run is None or n_gated is None else 2 * n_gated * per_run
 
+    band_txt = f"±{_pct(noise_band)}"
     arithmetic = [
         f"MDE (quick, n={n}) = 2 × {cv:g} × √(2/{n}) = {num(m_n)} ({percent(m_n)})",
         f"MDE (quick, n=1, single runs) = 2 × {cv:g} × √2 = {num(m_1)} ({percent(m_1)})",
         f"n (quick) = 8 × ({cv:g} / {effect:g})² = {num(nq_raw, 3, min_decimals=2)} → {nq} runs per arm "
         f"(power only {percent(pq, decimals=0)})",
-        f"n (power {power:g}) = solve_power(d = {effect:g}/{cv:g} = {num(d)}, alpha={alpha:g}, "
-        f"power={power:g}, two-sided) → {npw} runs per arm",
+        f"n (test alone, power {power:g}) = solve_power(d = {effect:g}/{cv:g} = {num(d)}, "
+        f"alpha={alpha:g}, power={power:g}, two-sided) → {npw} runs per arm",
+        f"smallest change a verdict can call at n={n}: band + quick MDE = {_pct(noise_band)} + "
+        f"{percent(m_n)} = {percent(m_gated)}",
     ]
-    if noise_band > 0:
+    verdict_line = (
+        f"verdict power ({design}; the {100 * (1 - alpha):g}% CI must lie beyond the {band_txt} "
+        f"noise band): P(T'(ν, λ) > t(1−α/2, ν)), λ = (ln(1+{effect:g}) − ln(1+{noise_band:g}))·√n / "
+        f"s_d, s_d = √2·√(ln(1+{cv:g}²)) = {num(sd_d)}, ν = {df_txt}")
+    if not reachable:
+        arithmetic.append(verdict_line + f": none at any n — Δ = {_pct(effect)} ≤ band "
+                          f"{_pct(noise_band)} (λ ≤ 0, power ≤ α/2)")
+    else:
         arithmetic.append(
-            f"n for a verdict (power {power:g}; the CI must also clear the ±{_pct(noise_band)} noise band) = "
-            + (f"solve_power(d = ({effect:g} − {noise_band:g})/{cv:g} = {num((effect - noise_band) / cv)}) "
-               f"→ {n_gated} runs per arm" if n_gated is not None
-               else f"none: Δ = {_pct(effect)} is inside the noise band"))
+            verdict_line + (f"; at n={n}: {percent(p_gated, decimals=0)}" if p_gated is not None else "")
+            + (f"; n for power {power:g} → {n_gated} runs per arm" if n_gated is not None
+               else f"; power {power:g} needs more than {MAX_RUNS:,} runs per arm"))
     if m_pw is not None:
         arithmetic.append(
             f"MDE (power {power:g}, n={n}) = d({n}) × CV = {num(m_pw / cv, 4)} × {cv:g} = "
             f"{num(m_pw)} ({percent(m_pw)})"
         )
     if per_run is not None:
-        for label, k, b in (("n", n, b_n), ("quick", nq, b_q), (f"power {power:g}", npw, b_p)):
+        for label, k, b in (("n", n, b_n), ("quick", nq, b_q), (f"test, power {power:g}", npw, b_p),
+                            (f"verdict, power {power:g}", n_gated, b_g)):
+            if k is None or b is None:
+                continue
             arithmetic.append(
                 f"budget ({label}) = 2 arms × {k} × ({run_seconds:g} s + {cooldown:g} s) = "
                 f"{num(b, 4, trim=True)} s ≈ {human_duration(b)}"
             )
 
-    def about(b: float | None) -> str:
-        return "" if b is None else f"about {human_duration(b)}"
-
     cv_txt, eff_txt = _pct(cv), _pct(effect)
-    need = f"you need {nq} runs per arm (quick, ~50% power) / {npw} (power {power:g})"
-    if b_q is not None and b_p is not None:
-        need += f", about {human_duration(b_q)} / {human_duration(b_p)}"
-    if effect < m_n:
+    if n_gated is not None:
+        need = f"a verdict needs {n_gated} runs per arm (power {power:g}, {design})"
+        if b_g is not None:
+            need += f", about {human_duration(b_g)}"
+        need += f"; the test alone {npw}, the quick formula {nq}"
+    else:
+        need = f"a verdict needs more than {MAX_RUNS:,} runs per arm"
+    if not reachable:
+        status = Status.FAIL
+        summary = (
+            f"no faster/slower verdict is reachable at any n: a {eff_txt} effect does not exceed "
+            f"the {band_txt} noise band, and the verdict needs the whole CI beyond it; to call "
+            f"changes this small use a smaller --noise-band (e.g. {_pct(effect / 2)}), or to show "
+            f"the arms match give an equivalence margin (compare --margin E, equivalence_margin)")
+    elif effect < m_gated:
         status = Status.FAIL
         summary = (
             f"don't run: a {eff_txt} effect is below what {n} run{'s' if n != 1 else ''} per arm "
-            f"can resolve at CV {cv_txt} (MDE {percent(m_n, decimals=0)}); {need}"
+            f"can call at CV {cv_txt} (noise band {_pct(noise_band)} + MDE "
+            f"{percent(m_n)} = {percent(m_gated)}); {need}"
         )
-    elif npw > n:
+    elif p_gated is None or p_gated < power:
         status = Status.WARN
-        pw_txt = percent(p_n, decimals=0) if p_n is not None else "undefined (n=1)"
+        pw_txt = percent(p_gated, decimals=0) if p_gated is not None else "undefined (n=1)"
         summary = (
-            f"under-powered: {n} runs per arm reach the quick MDE ({percent(m_n, decimals=0)}) for a "
-            f"{eff_txt} effect at CV {cv_txt}, but would detect it with power {pw_txt} only; "
-            f"{need}"
+            f"under-powered: at {n} runs per arm the verdict ({design}, CI beyond {band_txt}) calls "
+            f"a {eff_txt} effect at CV {cv_txt} with power {pw_txt} only; {need}"
         )
     else:
         status = Status.PASS
         summary = (
-            f"go: {n} runs per arm detect a {eff_txt} effect at CV {cv_txt} with power "
-            f"{percent(p_n or 0, decimals=0)} ≥ {power:g} (power-based n = {npw})"
-            + (f", {about(b_n)}" if b_n is not None else "")
+            f"go: {n} runs per arm give a verdict on a {eff_txt} effect at CV {cv_txt} with power "
+            f"{percent(p_gated, decimals=0)} ≥ {power:g} ({design}, CI beyond {band_txt}; "
+            f"verdict n = {n_gated})"
+            + (f", about {human_duration(b_n)}" if b_n is not None else "")
         )
 
     warns = [
@@ -518,15 +685,16 @@ def plan(
         inputs={
             "cv": cv, "effect": effect, "n_per_arm": n, "alpha": alpha, "power": power,
             "run_seconds": run_seconds, "cooldown_seconds": cooldown, "cv_source": cv_source,
-            "cv_n": cv_n,
+            "cv_n": cv_n, "noise_band": noise_band, "design": design,
         },
-        sources=[SOURCE_QUICK, SOURCE_POWER, SOURCE_BUDGET],
+        sources=[SOURCE_QUICK, SOURCE_POWER, SOURCE_VERDICT, SOURCE_BUDGET],
     )
     return Plan(
         cv=cv, effect=effect, n=n, alpha=alpha, power=power, run_seconds=run_seconds,
         cooldown_seconds=cooldown, cv_source=cv_source, mde_quick_n=m_n, mde_quick_1=m_1,
         mde_power_n=m_pw, n_quick_raw=nq_raw, n_quick=nq, power_of_quick=pq, n_power=npw,
-        noise_band=noise_band, n_power_gated=n_gated,
-        power_at_n=p_n, budget_seconds_n=b_n, budget_seconds_quick=b_q, budget_seconds_power=b_p,
+        noise_band=noise_band, design=design, n_power_gated=n_gated, power_gated_n=p_gated,
+        verdict_reachable=reachable, mde_gated_n=m_gated, power_at_n=p_n, budget_seconds_n=b_n,
+        budget_seconds_quick=b_q, budget_seconds_power=b_p,
         verdict=verdict, warnings=warns,
     )

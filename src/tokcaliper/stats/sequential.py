@@ -332,9 +332,10 @@ def sequential_step(
     cs = (math.exp(lo_n), math.exp(hi_n)) if bounded else None
     ratio = math.exp(m)
     if fixed_design_pairs is None and effect is not None and s > 0:
-        from tokcaliper.stats.ab import n_pairs_power  # lazy: ab imports a lot
+        from tokcaliper.stats.resolution import n_verdict, ratio_distance
 
-        fixed_design_pairs = n_pairs_power(s, effect, alpha, 0.8)
+        # the fixed design's gated verdict (CI beyond the band), as compare gives it
+        fixed_design_pairs = n_verdict(ratio_distance(effect, noise_band), s, alpha, 0.8)
     ar.append(f"{n} pairs: mean log ratio {num(m, 3, signed=True)}, sd {num(s)}, se {num(se)}"
               + ("" if t is None else f", t = {statistic(t)}"))
     ar.append(f"boundary: |t| ≥ {statistic(c)} (BF ≥ 1/α = {1 / alpha:g})" if math.isfinite(c)

@@ -46,7 +46,8 @@ from pydantic import BaseModel, Field
 from tokcaliper.errors import InputError
 from tokcaliper.numbers import num, percent
 
-__all__ = ["Allocation", "VarianceComponents", "allocation", "mde_nested", "variance_components"]
+__all__ = ["MIN_RESTARTS", "Allocation", "RestartSplit", "VarianceComponents", "allocation", "mde_nested",
+           "restart_split", "variance_components"]
 
 SOURCE_ANOVA = ("one-way random-effects ANOVA (Searle, Casella & McCulloch 1992 §3.5); σ²_run CI "
                 "from χ², σ²_restart CI by Graybill–Wang MLS (Burdick & Graybill 1992 §5.2)")
@@ -272,8 +273,91 @@ def allocation(var_restart: float, var_run: float, *, restarts: int, runs_per_re
     summary = (f"more {better} shrink the MDE faster ({percent(now)} now; per second "
                f"{num(max(gi, gm) / max(min(gi, gm), 1e-300), 2)}× the other option); "
                + ("no restart-level variance: use one restart and add runs" if math.isinf(m_star)
+                  else f"the time-optimal design has one run per restart (m* = {num(m_star, 2)} < 1): "
+                       "restart for every run" if m_star < 1
                   else f"the time-optimal design has about {num(m_star, 2)} runs per restart"))
     return Allocation(restarts=i, runs_per_restart=m, restart_s=restart_s, run_s=run_s,
                       mde_now=now, mde_more_restarts=more_i, mde_more_runs=more_m,
                       gain_per_s_restarts=gi, gain_per_s_runs=gm, better=better,
                       optimal_runs_per_restart=m_star, summary=summary, arithmetic=ar)
+
+
+#: A split needs at least this many restarts (segments) holding at least 2 runs each.
+MIN_RESTARTS = 2
+
+
+class RestartSplit(BaseModel):
+    """One arm's (or configuration's) variance split between restarts and runs, with advice.
+
+    Attributes:
+        arm, metric: what was split. runs_per_restart: valid runs in each restart, in order.
+        components: :func:`variance_components` (``None`` when not estimable).
+        allocation: :func:`allocation` at the current design (``None`` without
+            components or costs). restart_s, run_s: the costs used (seconds).
+        summary: one sentence with the figures, or why there is no split.
+    """
+
+    arm: str
+    metric: str
+    runs_per_restart: list[int]
+    components: VarianceComponents | None = None
+    allocation: Allocation | None = None
+    restart_s: float | None = None
+    run_s: float | None = None
+    summary: str
+
+
+def restart_split(groups: Sequence[Sequence[float]], *, arm: str, metric: str,
+                  restart_s: float | None, run_s: float | None,
+                  alpha: float = 0.05) -> RestartSplit:
+    """Split one arm's runs grouped by server start into restart- and run-level variance.
+
+    Needs at least :data:`MIN_RESTARTS` restarts with ≥ 2 runs each (restarts of
+    one run still count in the ANOVA once that holds). Log scale when every value
+    is > 0 (components ≈ squared CVs), else the metric's unit. The advice is
+    :func:`allocation` at I = number of restarts and m = the mean runs per restart
+    (rounded), with the measured restart cost (restart + warm-up until the first
+    measured run) and run time.
+
+    Args:
+        groups: values per restart, in order (empty restarts are dropped).
+        arm, metric: labels. restart_s, run_s: costs in seconds (``None``: no advice).
+        alpha: 1 − CI level.
+
+    Returns:
+        :class:`RestartSplit` (never raises for too few runs: the summary says why).
+    """
+    gs = [list(g) for g in groups if len(g)]
+    sizes = [len(g) for g in gs]
+    rich = sum(1 for n in sizes if n >= 2)
+    if len(gs) < MIN_RESTARTS or rich < MIN_RESTARTS:
+        return RestartSplit(
+            arm=arm, metric=metric, runs_per_restart=sizes,
+            summary=(f"{arm}: no restart/run split — needs ≥ {MIN_RESTARTS} restarts of ≥ 2 runs, has "
+                     f"{len(gs)} restart(s) with runs {', '.join(map(str, sizes)) or 'none'} (order "
+                     "abba or blocked segments, or bench --restarts K, give several runs per restart)"))
+    log = all(v > 0 for g in gs for v in g)
+    vc = variance_components(gs, log=log, alpha=alpha)
+    alloc = None
+    if restart_s is not None and run_s is not None and run_s > 0 and restart_s >= 0:
+        m = max(1, round(sum(sizes) / len(sizes)))
+        alloc = allocation(vc.var_restart, vc.var_run, restarts=len(gs), runs_per_restart=m,
+                           restart_s=restart_s, run_s=run_s)
+    lvl = f"{100 * (1 - alpha):g}%"
+
+    def sd(x: float) -> str:
+        return percent(x) if log else num(x)
+
+    ci_r = (math.sqrt(vc.ci_restart[0]), math.sqrt(vc.ci_restart[1]))
+    ci_e = (math.sqrt(vc.ci_run[0]), math.sqrt(vc.ci_run[1]))
+    icc = "" if vc.ci_icc is None else f" [{percent(vc.ci_icc[0])}, {percent(vc.ci_icc[1])}]"
+    summary = (f"{arm}, {metric}: restart-level sd {sd(vc.sd_restart)} [{lvl} CI {sd(ci_r[0])}, "
+               f"{sd(ci_r[1])}], run-level sd {sd(vc.sd_run)} [{sd(ci_e[0])}, {sd(ci_e[1])}]"
+               f"{' (of ln y ≈ CV)' if log else ''}; share between restarts {percent(vc.icc)}{icc} "
+               f"over {len(gs)} restarts × runs {', '.join(map(str, sizes))} (F p = {num(vc.p, 2)})")
+    if alloc is not None:
+        summary += f"; {alloc.summary}"
+    else:
+        summary += "; no allocation advice (restart or run time unknown)"
+    return RestartSplit(arm=arm, metric=metric, runs_per_restart=sizes, components=vc,
+                        allocation=alloc, restart_s=restart_s, run_s=run_s, summary=summary)

@@ -29,7 +29,7 @@ from tokcaliper.numbers import p_value, percent
 from tokcaliper.numbers import ratio as fmt_ratio
 from tokcaliper.stats.equivalence import TostResult
 
-__all__ = ["GateResult", "VerdictClass", "check_noise_band", "gate", "reading"]
+__all__ = ["GateResult", "VerdictClass", "check_noise_band", "gate", "gate_difference", "reading"]
 
 VerdictClass = Literal["faster", "slower", "equivalent", "inconclusive"]
 
@@ -44,7 +44,8 @@ class GateResult(BaseModel):
     Attributes:
         verdict: faster / slower / equivalent / inconclusive.
         summary: one sentence with the numbers behind it.
-        change: ratio − 1 (signed fraction of the baseline).
+        change: ratio − 1 (signed fraction of the baseline); for
+            :func:`gate_difference` the difference b − a in the metric's unit.
         reasons: each rule and whether it held, one line per rule.
     """
 
@@ -101,6 +102,7 @@ def gate(
     runs_needed: int | None = None,
     target_effect: float | None = None,
     test_label: str = "p",
+    advice: str | None = None,
 ) -> GateResult:
     """Decide the verdict class from one comparison's figures.
 
@@ -116,6 +118,9 @@ def gate(
         runs_needed: runs per arm to resolve ``target_effect``.
         target_effect: the relative difference ``runs_needed`` refers to.
         test_label: how to name p in the text, e.g. "paired p".
+        advice: the runs-needed sentence of an inconclusive verdict, when the
+            caller computed it with the gate's power (replaces the plain
+            "about N runs per arm" built from ``runs_needed``).
 
     Returns:
         :class:`GateResult`.
@@ -169,13 +174,90 @@ def gate(
     why = ""
     if significant and not outside:
         why = f" (significant{p_short}, but the CI reaches into the ±{_pct(noise_band)} noise band)"
+    # A verdict needs the whole CI beyond the band: with a CI half-width of
+    # about the MDE, changes below band + MDE cannot be called (issue 17 item 3).
     mde_txt = ("" if mde is None else
-               f"differences below ±{_pct(mde)} cannot be seen with these runs")
-    need_txt = ""
-    if runs_needed is not None and target_effect is not None:
+               f"changes below ±{_pct(noise_band + mde)} (noise band ±{_pct(noise_band)} + MDE "
+               f"±{_pct(mde)}) cannot be called with these runs")
+    need_txt = advice or ""
+    if advice is None and runs_needed is not None and target_effect is not None:
         need_txt = (f"about {runs_needed} runs per arm would be needed to resolve "
                     f"±{_pct(target_effect)}")
     tail = "; ".join(x for x in (mde_txt, need_txt) if x)
     summary = (f"inconclusive: ratio {fmt_ratio(ratio)} ({_signed(change)}{ci_short}{p_short}){why}"
                + (f"; {tail}" if tail else ""))
     return GateResult(verdict="inconclusive", summary=summary, change=change, reasons=reasons)
+
+
+def gate_difference(
+    *,
+    diff: float,
+    ci: tuple[float, float] | None,
+    p: float | None,
+    alpha: float,
+    higher_is_better: bool,
+    noise_abs: float,
+    unit: str = "",
+    mde: float | None = None,
+    advice: str | None = None,
+    test_label: str = "p",
+) -> GateResult:
+    """The gate on the difference scale: b − a against an absolute noise floor (issue 17 item 5).
+
+    faster/slower only when p < α **and** the whole CI of b − a lies outside
+    ``[−noise_abs, +noise_abs]`` (the metric's unit); otherwise inconclusive
+    with "changes below ±(noise_abs + MDE) cannot be called" and ``advice``.
+    "equivalent" is never concluded here (the margin is relative).
+
+    Args:
+        diff: b − a (unit). ci: its two-sided ``1 − alpha`` CI. p: deciding p.
+        alpha: level in (0, 1). higher_is_better: direction of the metric.
+        noise_abs: half-width of the band around 0 (≥ 0, unit). unit: for the text.
+        mde: smallest difference these runs resolve (unit). advice: runs-needed sentence.
+        test_label: how to name p ("paired p").
+
+    Raises:
+        InputError: alpha out of range, noise_abs < 0 or a non-finite difference.
+    """
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha must be between 0 and 1 (exclusive), got {alpha}")
+    if not (math.isfinite(noise_abs) and noise_abs >= 0) or not math.isfinite(diff):
+        raise InputError(f"--noise-abs must be ≥ 0 and the difference finite, got {noise_abs}, {diff}")
+    from tokcaliper.numbers import num
+
+    u = f" {unit}" if unit else ""
+
+    def q(x: float, signed: bool = False) -> str:
+        return num(x, 3, signed=signed) + u
+
+    reasons: list[str] = []
+    significant = p is not None and math.isfinite(p) and p < alpha
+    reasons.append(f"{test_label} = {p_value(p)} {'<' if significant else '≥'} α = {alpha:g}"
+                   if p is not None else f"{test_label} undefined (runs do not vary)")
+    outside = ci is not None and (ci[0] > noise_abs or ci[1] < -noise_abs)
+    level = f"{100 * (1 - alpha):g}%"
+    if ci is None:
+        reasons.append("no CI")
+    else:
+        reasons.append(f"{level} CI of b − a [{q(ci[0], True)} … {q(ci[1], True)}] "
+                       f"{'lies outside' if outside else 'reaches into'} the noise floor "
+                       f"[{q(-noise_abs)}, {q(noise_abs)}]")
+    reasons.append("difference scale: 'equivalent' is not concluded (the margin is relative)")
+    ci_short = "" if ci is None else f", {level} CI {q(ci[0], True)} … {q(ci[1], True)}"
+    p_short = "" if p is None else f", {test_label} = {p_value(p)}"
+    if significant and outside:
+        better = diff > 0 if higher_is_better else diff < 0
+        verdict: VerdictClass = "faster" if better else "slower"
+        summary = (f"{verdict} by {q(abs(diff))} (b − a = {q(diff, True)}{ci_short}{p_short}; "
+                   f"noise floor ±{q(noise_abs)})")
+        return GateResult(verdict=verdict, summary=summary, change=diff, reasons=reasons)
+    why = ""
+    if significant and not outside:
+        why = f" (significant{p_short}, but the CI reaches into the ±{q(noise_abs)} noise floor)"
+    mde_txt = ("" if mde is None else
+               f"changes below ±{q(noise_abs + mde)} (noise floor ±{q(noise_abs)} + MDE ±{q(mde)}) "
+               "cannot be called with these runs")
+    tail = "; ".join(x for x in (mde_txt, advice or "") if x)
+    summary = (f"inconclusive: b − a = {q(diff, True)}{ci_short}{p_short}{why}"
+               + (f"; {tail}" if tail else ""))
+    return GateResult(verdict="inconclusive", summary=summary, change=diff, reasons=reasons)

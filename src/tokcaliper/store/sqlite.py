@@ -30,7 +30,7 @@ from tokcaliper.model.timestamps import normalize_utc_iso, utc_now_iso
 from tokcaliper.processes import process_alive, process_start
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA_V1 = """
     CREATE TABLE runs (
@@ -164,7 +164,14 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
 
 
 def _migrate_v3(conn: sqlite3.Connection) -> None:
-    """v2 → v3: who runs an experiment now, and the prompts it measured with.
+    """v2 → v3: column ``restart`` (0-based index of the server start a run ran under,
+    ``bench --restarts``; NULL for older runs and runs without restarts), so that
+    restart-level and run-level variance can be split (issue 17 item 7)."""
+    _execute_script(conn, "ALTER TABLE runs ADD COLUMN restart INTEGER")
+
+
+def _migrate_v4(conn: sqlite3.Connection) -> None:
+    """v3 → v4: who runs an experiment now, and the prompts it measured with.
 
     - ``claimed_pid`` / ``claimed_start`` / ``claimed_at``: the process measuring the
       experiment's positions (:meth:`Store.claim_experiment`), so that a second
@@ -174,7 +181,7 @@ def _migrate_v3(conn: sqlite3.Connection) -> None:
     - ``prompts_path`` / ``prompts_sha256``: the prompts file the first run resolved
       (relative paths against the experiment file's folder) and a digest of the
       prompts read from it, so that ``resume`` uses the same file and refuses a
-      changed one. Experiments stored before v3 have them NULL.
+      changed one. Experiments stored before v4 have them NULL.
     """
     _execute_script(conn, """
         ALTER TABLE experiments ADD COLUMN claimed_pid INTEGER;
@@ -187,7 +194,7 @@ def _migrate_v3(conn: sqlite3.Connection) -> None:
 
 #: Schema version → the function that upgrades the previous version to it.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3}
+    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4}
 
 
 class RunRow(BaseModel):
@@ -215,7 +222,7 @@ class ExperimentRow(BaseModel):
         spec: the validated experiment file as JSON data.
         source_text: the file exactly as it was read (provenance; ``resume`` uses ``spec``).
         prompts_path: the prompts file as the first run resolved it (absolute), None for
-            the built-in set or an experiment stored before schema v3.
+            the built-in set or an experiment stored before schema v4.
         prompts_sha256: digest of the prompts read from it by the first run (None until then).
         claimed_pid: the process measuring it now, or last (see :meth:`Store.claim_experiment`).
     """
@@ -298,7 +305,8 @@ def write_recovery_file(run: Run, db_path: Path) -> Path | None:
 #: Tables every database of a schema version has (a missing one means damage).
 _TABLES = {1: {"runs", "run_scalars", "requests"},
            2: {"runs", "run_scalars", "requests", "experiments", "outcomes", "telemetry_samples"}}
-_TABLES[3] = _TABLES[2]
+_TABLES[3] = _TABLES[2]  # v3 adds a column (runs.restart), no table
+_TABLES[4] = _TABLES[2]  # v4 adds columns to experiments, no table
 
 
 def _dumps(obj: object) -> str:
@@ -309,7 +317,7 @@ def _dumps(obj: object) -> str:
 _SCALAR_COLUMNS = [
     "session", "arm", "repetition", "position", "rest_s", "started_at", "finished_at",
     "command_line", "server_command", "server_version", "tool_version", "counters_error",
-    "warmup_run", "valid", "invalid_reason", "readback",
+    "warmup_run", "valid", "invalid_reason", "readback", "restart",
 ]
 #: Run fields stored as JSON: column → (field, model or None for plain JSON).
 _JSON_FIELDS: dict[str, tuple[str, type[BaseModel] | None]] = {
