@@ -415,7 +415,17 @@ class Store:
         processes opening a new ``--db`` at once both ran v1 → v2, "duplicate
         column name: position").
         """
-        version = self._check_version(create)
+        # The checks read the version and the table list: one read transaction, one
+        # snapshot (between two bare reads another process may commit its v1 step).
+        self.conn.isolation_level = None
+        try:
+            self.conn.execute("BEGIN")
+            try:
+                version = self._check_version(create)
+            finally:
+                self.conn.execute("COMMIT")
+        finally:
+            self.conn.isolation_level = ""
         while version < SCHEMA_VERSION:
             # One transaction per step: an interrupted upgrade leaves the
             # previous version intact (executescript would commit early).
