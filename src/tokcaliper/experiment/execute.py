@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from tokcaliper.errors import ExperimentStopped, InputError, Interrupted, ServerError
+from tokcaliper.errors import ExperimentStopped, InputError, Interrupted, ServerError, StoreError
 from tokcaliper.experiment.commands import fill_command, readback_matches
 from tokcaliper.experiment.analysis import sequential_decision
 from tokcaliper.experiment.order import schedule
@@ -272,7 +272,10 @@ def execute_experiment(
                                 on_mismatch=on_mismatch, telemetry=telemetry,
                                 idle_power=idle_power, host=host, command_line=command_line)
     finally:
-        store.release_experiment(exp_id)
+        try:
+            store.release_experiment(exp_id)
+        except StoreError:
+            pass  # must not hide the outcome; a claim of a process that has ended is stale anyway
 
 
 def _execute_claimed(
