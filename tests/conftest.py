@@ -1,4 +1,12 @@
-"""Shared fixtures: the real llama-server with SmolLM2 (see scripts/setup-llama-server.sh)."""
+"""Shared fixtures: the real llama-server with SmolLM2 (see scripts/setup-llama-server.sh).
+
+Also the hypothesis profiles. The test command runs every property test
+derandomised (profile ``tokcaliper``: a fixed seed per test, a bounded number
+of examples, no example database), so a red run is a regression, never an
+unlucky draw; ``scripts/fuzz.sh`` selects the ``fuzz`` profile (random seeds,
+10⁴ examples per test) for the long exploration. Every hypothesis test is
+marked ``property`` here (``-m property`` selects them).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +16,30 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tokcaliper.servers.local import LocalLlama, find_local_llama
 from tokcaliper.servers.managed import ManagedServer
+
+#: Examples per property test in the test command (each test's own settings
+#: add only health-check exemptions), and in ``scripts/fuzz.sh``.
+PROPERTY_EXAMPLES = 300
+FUZZ_EXAMPLES = 10_000
+
+settings.register_profile("tokcaliper", derandomize=True, database=None, max_examples=PROPERTY_EXAMPLES,
+                          deadline=None, print_blob=True)
+settings.register_profile("fuzz", derandomize=False, database=None, max_examples=FUZZ_EXAMPLES,
+                          deadline=None, print_blob=True)
+settings.load_profile("tokcaliper")  # ``--hypothesis-profile fuzz`` replaces it (hypothesis' plugin)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every hypothesis test ``property`` (the fresh-clone test leaves them out: derandomised,
+    they would only repeat the run beside it)."""
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)
+
 
 #: Reference figures and public records the tests compare with, copied into
 #: the repository with their provenance (tests/data/README.md).

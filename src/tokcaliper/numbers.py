@@ -64,9 +64,12 @@ def _special(x: float | None) -> str | None:
 
 
 def _magnitude(x: float, sig: int) -> int:
-    """Decimal exponent of ``x`` after rounding to ``sig`` digits (9.996 → 10 → 1)."""
-    rounded = float(f"{abs(x):.{sig - 1}e}")
-    return math.floor(math.log10(rounded))
+    """Decimal exponent of ``x`` after rounding to ``sig`` digits (9.996 → 10 → 1).
+
+    Read from the text of the rounded value, never from a float of it: rounding
+    1.7975e308 to 4 digits gives 1.798e308, past the largest float.
+    """
+    return int(f"{abs(x):.{sig - 1}e}".partition("e")[2])
 
 
 def num(x: float | None, sig: int = 3, *, min_decimals: int = 0, signed: bool = False,
@@ -128,6 +131,8 @@ def percent(fraction: float | None, *, decimals: int = 1, signed: bool = False) 
     if special is not None:
         return special + ("%" if special != DASH else "")
     p = 100 * float(fraction)
+    if math.isinf(p):  # 100 × a fraction near the largest float
+        return ("∞" if p > 0 else "-∞") + "%"
     sign = "+" if signed else ""
     if p != 0 and abs(p) < 1:
         # two significant digits, at least ``decimals`` decimals

@@ -7,6 +7,7 @@ llama-server runs the same paths in tests/experiment/test_experiment_real.py.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -91,6 +92,7 @@ def test_readback_mismatch_stop_and_continue(tmp_path):
 url = "{fake.base_url}"
 runs_per_arm = 2
 warmup_runs = 0
+order = "alternate"
 [[arms]]
 name = "A"
 switch = "true"
@@ -169,7 +171,7 @@ switch = "true"
                 assert reps == [0, 1, 2]
 
 
-def test_until_decided_stops_early_on_a_clear_difference(tmp_path):
+def test_until_decided_stops_early_on_a_clear_difference(tmp_path, capsys):
     # Arm B streams tokens twice as slowly: the sequential rule must stop well
     # before the cap of 10 pairs with "slower", and say how many pairs it used.
     spec = _spec(f'''
@@ -196,6 +198,21 @@ server_cmd = "{SERVE} --itl 0.012 --tokens 16"
         assert [o.kind for o in store.outcomes(exp_id)] == ["decided"]
         an = analyze_experiment(store, exp_id)
         assert an.sequential is not None and an.sequential.verdict == "slower"
+        assert an.governs is not None and an.governs.startswith("the sequential decision governs")
+    # issue 17 item 4: `compare --experiment` shows the sequential decision and says it governs
+    from tokcaliper.cli import main
+
+    for args in ([], ["--json"]):
+        rc = main(["compare", "--experiment", exp_id, "--db", str(tmp_path / "x.db"), *args])
+        out = " ".join(capsys.readouterr().out.split())
+        assert rc == 0
+        if args:
+            data = json.loads(out)
+            assert data["sequential"]["verdict"] == "slower" and data["sequential"]["decided"]
+            assert "sequential decision governs" in data["governs"]
+        else:
+            assert f"sequential rule (until decided): decided: slower after {d.pairs_used}" in out
+            assert "which verdict governs: the sequential decision governs: 'slower'" in out
 
 
 def test_until_decided_needs_two_interleaved_arms():

@@ -112,3 +112,40 @@ switch = "true"
     for a in analyses:
         assert a["verdict"] in ("inconclusive", "equivalent"), a["report"]["summary"]
         assert a["decided_by"] == "paired" and a["paired"]["n"] == 4
+
+
+def test_two_arms_in_the_default_order_give_a_verdict_that_names_the_design(tmp_path: Path, local_llama):
+    # issue 17 item 1: no `order` key → random-blocks with a drawn seed, stored; the
+    # comparison uses the run positions and its verdict says which design decided.
+    exp = tmp_path / "default_order.toml"
+    exp.write_text(f"""
+name = "default order"
+server_cmd = "{{llama_server}} -m {{smollm2}} --host {{host}} --port {{port}} --metrics -np 4 -c 2048 -t 2"
+runs_per_arm = 3
+warmup_runs = 0
+{_LOAD}
+[[arms]]
+name = "A"
+switch = "true"
+
+[[arms]]
+name = "B"
+switch = "true"
+""")
+    db = tmp_path / "d.db"
+    proc = _cli("experiment", "run", str(exp), "--db", str(db), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["spec"]["order"] == "random-blocks" and isinstance(out["spec"]["seed"], int)
+    with Store(db) as store:
+        (row,) = store.list_experiments()
+        assert row.spec["seed"] == out["spec"]["seed"]  # stored: the order can be replayed
+    (comparison,) = out["comparisons"]
+    primary = comparison["metrics"]["metrics"][0]
+    assert primary["metric"] == "aggregate_output_tok_s" and primary["paired"]["n"] == 3
+    assert primary["drift"]["design"] == "random-blocks"
+    assert primary["verdict"] in ("faster", "slower", "inconclusive", "equivalent")
+    assert "design random-blocks, decided by" in " ".join(primary["report"]["summary"].split())
+    shown = _cli("compare", "--experiment", row.id, "--db", str(db))
+    assert shown.returncode == 0, shown.stderr
+    assert "design random-blocks" in " ".join(shown.stdout.split())

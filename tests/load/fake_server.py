@@ -19,6 +19,12 @@ Faults (``FakeTiming.fault``, applied to every ``fault_every``-th request):
   ``choices_not_objects``, ``delta_string``, ``content_number``,
   ``usage_number``, ``usage_negative``, ``usage_true``, ``usage_huge``,
   ``usage_float``, ``timings_list``, ``deep_json``;
+* streams that contradict their own ``usage`` (``n`` = the request's tokens):
+  ``one_chunk`` — all the text in one chunk, ``usage.completion_tokens`` n;
+  ``chunks_over_usage`` — n text chunks, ``usage.completion_tokens`` 1;
+  ``empty_then_one`` — n − 1 chunks with empty content, then one with all
+  the text, ``usage.completion_tokens`` n;
+* ``huge_event`` — one text chunk, then a ``data:`` line of ``huge_event_bytes``;
 * ``exit`` — the process exits (``os._exit(1)``) after sending one token
   (only in a process of its own: ``python tests/load/fake_server.py --fault exit``);
 * ``deep_models`` — ``/v1/models`` answers JSON nested 200 000 deep.
@@ -50,6 +56,7 @@ class FakeTiming:
     fault_every: int = 1  # the fault hits every n-th request (1 = all)
     retry_after: str | None = None  # Retry-After header of http_429/503
     stall_s: float = 5.0  # silence of stall_first / stall_between
+    huge_event_bytes: int = 80 * 2**20  # length of huge_event's data line
 
 
 def _event(obj: dict) -> bytes:
@@ -103,6 +110,31 @@ def make_app(timing: FakeTiming) -> web.Application:
             return resp
         loop = asyncio.get_running_loop()
         t0 = loop.time()
+        if fault in ("one_chunk", "chunks_over_usage", "empty_then_one"):
+            await asyncio.sleep(timing.ttft_s)
+            if fault == "chunks_over_usage":
+                for i in range(n):
+                    await resp.write(content(i))
+                    await asyncio.sleep(timing.itl_s)
+            else:
+                for _ in range(n - 1 if fault == "empty_then_one" else 0):
+                    await resp.write(_event({"choices": [{"index": 0, "delta": {"content": ""}}]}))
+                    await asyncio.sleep(timing.itl_s)
+                text = "".join(f"t{i} " for i in range(n))
+                await resp.write(_event({"choices": [{"index": 0, "delta": {"content": text}}]}))
+                await asyncio.sleep(timing.itl_s)  # the tail: usage and [DONE] come later
+            used = 1 if fault == "chunks_over_usage" else n
+            await resp.write(_event({"choices": [], "usage": {"completion_tokens": used, "prompt_tokens": 7}}))
+            await resp.write(b"data: [DONE]\n\n")
+            return resp
+        if fault == "huge_event":
+            await asyncio.sleep(timing.ttft_s)
+            await resp.write(content(0))
+            line = b"data: " + b"x" * timing.huge_event_bytes
+            for k in range(0, len(line), 2**20):
+                await resp.write(line[k:k + 2**20])
+            await resp.write(b"\n\n" + content(1) + b"data: [DONE]\n\n")
+            return resp
         if fault == "stall_first":
             t0 += timing.stall_s
         # Sleep to absolute deadlines so the schedule does not drift.

@@ -21,6 +21,7 @@ from tokcaliper.experiment.order import run_order
 from tokcaliper.experiment.samples import samples_from_runs
 from tokcaliper.stats.ab import analyze_samples
 from tokcaliper.stats.adjust import adjusted_comparison
+from tokcaliper.stats.outliers import RunTags
 from tokcaliper.stats.sequential import sequential_step
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,4 +119,38 @@ def test_small_grid_keeps_error_rates_and_naive_welch_breaks_under_drift(cal):
     assert naive["coverage"] < 0.90
     default = next(r for r in rows if r["order"] == "alternate" and r["shape"] == "drift"
                    and r["n"] == 20)
-    assert default["fpr"] <= bound and default["analysis"] == "paired"
+    assert default["fpr"] <= bound and default["analysis"] == "adjusted paired"
+
+
+@pytest.mark.parametrize("order", ["alternate", "abba", "random-blocks"])
+@pytest.mark.parametrize("disturb, n", [(("linear", -0.015), 10), (("step", 0.01), 7),
+                                        (None, 5), (("linear", 0.03), 4)])
+def test_vectorised_drift_adjusted_decisions_are_the_products(cal, order, disturb, n):
+    # the default analysis with run positions: analyze_samples(tags=positions, design=order)
+    rng = np.random.default_rng(41)
+    a, b, _, _, pa, pb = cal.experiment_at("normal", order, 0.01, n, 0.02, 8, rng, disturb)
+    v = cal.default_decision(order, a, b, pa, pb)
+    for i in range(8):
+        an = analyze_samples(a[i], b[i], paired=True, design=order,
+                             tags=(RunTags(positions=list(map(float, pa[i]))),
+                                   RunTags(positions=list(map(float, pb[i])))))
+        assert an.drift is not None
+        assert CODE[an.verdict] == v.verdict[i]
+        assert an.p_raw == pytest.approx(v.p[i], rel=1e-7, abs=1e-15)
+        assert an.decision_ci == pytest.approx((v.lo[i], v.hi[i]), rel=1e-9)
+
+
+def test_drift_grid_default_design_keeps_alpha_and_coverage_alternate_unadjusted_fails(cal):
+    # issue 17: A/A, CV 1%, drift 1.5%/run (up or down), 10 pairs, fixed seed
+    reps = 2000
+    rows = cal.drift_study(cvs=(0.01,), ns=(10,), disturbances=(("linear", 0.015),),
+                           orders=("random-blocks", "alternate"), reps=reps, seed=11)
+    cell = {(r["order"], r["analysis"]): r for r in rows}
+    bound = 0.05 + 3 * cal.mc_sd(0.05, reps)
+    default = cell[("random-blocks", "adjusted")]  # the default order and design
+    assert default["fpr"] <= bound and default["p_below_alpha"] <= bound, default
+    assert abs(default["coverage"] - 0.95) <= 0.02, default
+    fixed = cell[("alternate", "adjusted")]  # alternate with the adjustment: valid too
+    assert fixed["fpr"] <= bound and fixed["coverage"] >= 0.93, fixed
+    naive = cell[("alternate", "unadjusted")]  # alternate without it: broken
+    assert naive["fpr"] > bound and naive["coverage"] < 0.5, naive

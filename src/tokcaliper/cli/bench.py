@@ -87,6 +87,8 @@ def bench(
 
     from tokcaliper.experiment.runner import RepeatSpec, run_repetitions
     from tokcaliper.experiment.spec import MAX_TIMEOUT_S, LoadSpec
+    from tokcaliper.load.arrivals import open_loop_problem
+    from tokcaliper.load.pool import ensure_fd_room
     from tokcaliper.load.prompts import load_prompts
     from tokcaliper.model.metrics import get_metric, scalar_series
     from tokcaliper.model.run import LoadConfig, Run
@@ -95,7 +97,7 @@ def bench(
     from tokcaliper.numbers import num
     from tokcaliper.report.output import emit, stderr
     from tokcaliper.report.text import esc
-    from tokcaliper.report.run_view import render_client, render_telemetry, runs_table
+    from tokcaliper.report.run_view import render_client, render_stream_warnings, render_telemetry, runs_table
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.load.client import server_root
     from tokcaliper.servers.managed import validate_base_url
@@ -146,6 +148,12 @@ def bench(
     requests_given = requests
     if requests is None and duration is None:  # closed: 8 per stream; open: ~10 s of arrivals
         requests = 8 * concurrency if rate is None else max(32, math.ceil(10 * rate))
+    for r in rates:  # an open-loop run that would last for ages, or draw too many arrivals
+        if r is not None:
+            n_r = requests if requests_given is not None or len(rates) == 1 else max(32, math.ceil(10 * r))
+            problem = open_loop_problem(r, None if duration is not None else n_r, duration)
+            _check(problem is None, problem or "")
+    ensure_fd_room(concurrency)  # a socket per stream, before the server starts
     if url is not None:
         given = validate_base_url(url)  # fail before any work
         url = server_root(given)
@@ -288,6 +296,7 @@ def bench(
                 console.print(f"[bold]{a}[/bold]: open loop at {num(r)} req/s")
             console.print(runs_table(rr))
             render_client(console, rr)
+            render_stream_warnings(console, rr)
             render_telemetry(console, rr)
             for x in rr:
                 if not x.valid:

@@ -112,9 +112,13 @@ def compare_cmd(
 
         with Store(db, create=False) as store:
             analysis = analyze_experiment(store, experiment)  # type: ignore[arg-type]
-        payload = {"experiment": analysis.id, "comparisons": analysis.comparisons}
+        payload = {"experiment": analysis.id, "comparisons": analysis.comparisons,
+                   "sequential": analysis.sequential, "governs": analysis.governs}
 
         def render(console) -> None:  # type: ignore[no-untyped-def]
+            from tokcaliper.report.experiment_view import render_sequential
+
+            render_sequential(console, analysis)  # until-decided: the decision that governs
             for c in analysis.comparisons:
                 if c.metrics is None:
                     console.print(plain(f"{c.candidate} against {c.baseline}: not comparable yet — {c.error}"),
@@ -137,6 +141,7 @@ def compare_cmd(
         parse_number_list,
         parse_samples_csv,
         parse_summary_stats,
+        tags_of,
     )
     from tokcaliper.report.compare_view import render_analysis, render_multi
     from tokcaliper.stats.ab import analyze_samples, analyze_summary, compare_metrics
@@ -190,7 +195,8 @@ def compare_cmd(
     for s in table.metrics:
         m = s.metric or metric
         analyses.append(analyze_samples(s.a, s.b, s.names, paired=s.paired, metric=m,
-                                        higher_is_better=direction(m), noise_abs=floor(m), **settings)
+                                        higher_is_better=direction(m), noise_abs=floor(m),
+                                        tags=tags_of(s), **settings)
                         .model_copy(update={"control_reason": table.control_reason}))
     if len(analyses) == 1:
         an = analyses[0]

@@ -139,11 +139,16 @@ def run_cmd(
     spec = load_experiment(file)
     if until_decided:
         spec = with_until_decided(spec, str(file))
+    from tokcaliper.load.pool import ensure_fd_room
+
+    ensure_fd_room(spec.load.concurrency, "[load] concurrency")  # before the experiment is created
     source = file.read_text(encoding="utf-8")
     with Store(db) as store:
         exp_id = create_experiment(spec, source, store, base_dir=file.resolve().parent)
         stderr.print(f"experiment {exp_id}: {len(spec.run_order())} measured runs "
-                     f"({spec.runs_per_arm} per arm, order {spec.order}); stored in {db}", markup=False)
+                     f"({spec.runs_per_arm} per arm, order {spec.order}"
+                     + ("" if spec.seed is None else f", seed {spec.seed}")
+                     + f"); stored in {db}", markup=False)
         execute_with_progress(exp_id, spec, file.resolve().parent, store, on_mismatch, json_out)
         _show(exp_id, store, json_out)
         fail_if_nothing_valid(exp_id, store)
@@ -165,6 +170,9 @@ def resume_cmd(
         store.check_writable()  # before any run is measured
         row = store.get_experiment(experiment_id)
         spec = ExperimentSpec.model_validate(row.spec)
+        from tokcaliper.load.pool import ensure_fd_room
+
+        ensure_fd_room(spec.load.concurrency, "[load] concurrency")
         execute_with_progress(row.id, spec, None, store, on_mismatch, json_out)
         _show(row.id, store, json_out)
         fail_if_nothing_valid(row.id, store)

@@ -21,14 +21,15 @@ from tokcaliper.model.metrics import get_metric
 from tokcaliper.model.run import Run
 from tokcaliper.stats.ab import MultiComparison, analyze_samples, compare_metrics
 from tokcaliper.stats.describe import Description, describe
+from tokcaliper.stats.outliers import RunTags
 from tokcaliper.stats.sequential import SequentialDecision, sequential_step
 from tokcaliper.stats.variance_components import RestartSplit, restart_split
 from tokcaliper.store import Store
 from tokcaliper.store.sqlite import Outcome
 
 __all__ = ["ArmSummary", "Comparison", "ExperimentAnalysis", "RunLine", "analyze_experiment",
-           "analysed_runs", "comparison_metrics", "metric_triples", "restart_splits",
-           "sequential_decision", "split_by_restart"]
+           "analysed_runs", "comparison_metrics", "governing_verdict", "metric_triples",
+           "restart_splits", "run_cause", "sequential_decision", "split_by_restart"]
 
 #: Latency metrics compared beside a throughput primary (and Holm-corrected with it).
 SECONDARY_METRICS = ("ttft_p50_ms", "itl_p50_ms")
@@ -78,6 +79,9 @@ class ExperimentAnalysis(BaseModel):
     ``restarts``: for each managed-server arm (restarted at every segment), its
     primary metric's restart-level and run-level variance with the allocation
     advice (:func:`restart_splits`).
+
+    ``governs`` (until-decided experiments only) says which verdict is the
+    experiment's: the sequential decision, not the fixed-n comparison.
     """
 
     id: str
@@ -92,6 +96,7 @@ class ExperimentAnalysis(BaseModel):
     comparisons: list[Comparison]
     sequential: SequentialDecision | None = None
     restarts: list[RestartSplit] = []
+    governs: str | None = None
 
 
 def comparison_metrics(primary: str) -> list[str]:
@@ -227,14 +232,83 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
                                description=describe(values, a.name) if values else None))
     baseline = spec.arms[0].name
     comparisons = [_compare(spec, measured, baseline, a.name) for a in spec.arms[1:]]
-    sequential = None
+    sequential = governs = None
     if spec.until_decided:
         sequential = sequential_decision(spec, runs)
+        governs = governing_verdict(sequential, comparisons, spec.order)
     return ExperimentAnalysis(
         id=row.id, name=row.name, status=row.status, created_at=row.created_at, spec=spec,
         planned=spec.run_order(), runs=lines, outcomes=store.outcomes(row.id), arms=arms,
-        comparisons=comparisons, sequential=sequential, restarts=restart_splits(spec, runs),
+        comparisons=comparisons, sequential=sequential, governs=governs,
+        restarts=restart_splits(spec, runs),
     )
+
+
+def governing_verdict(sq: SequentialDecision | None, comparisons: list[Comparison],
+                      order: str = "random-blocks") -> str:
+    """Which verdict an until-decided experiment reports, in one sentence (issue 17 item 4).
+
+    The sequential rule's error rates hold at its data-dependent stopping time;
+    a fixed-n test read at that time does not keep α (it is what peeking
+    does), so the fixed-n comparison is shown for its figures only.
+    """
+    fixed = None
+    if comparisons and comparisons[0].metrics is not None and comparisons[0].metrics.metrics:
+        fixed = comparisons[0].metrics.metrics[0].verdict
+    if sq is None:
+        return ("the sequential rule governs this experiment, but no complete pair exists yet: "
+                "no verdict")
+    caveat = ""
+    if order == "alternate":
+        caveat = ("; caution: in alternate order the rule reads pair ratios that each carry one "
+                  "run-step of drift (A/A with 1.5%/run drift: false decisions in 10% of "
+                  "experiments at 20 pairs, docs/calibration.md) — prefer random-blocks or abba")
+    clash = ""
+    if fixed is not None and sq.verdict is not None and fixed != sq.verdict:
+        clash = f" (the fixed-n comparison reads '{fixed}': not this experiment's verdict)"
+    if sq.decided:
+        return (f"the sequential decision governs: '{sq.verdict}' after {sq.pairs_used} of at "
+                f"most {sq.max_pairs} pairs{clash}; the fixed-n comparison below is shown for its "
+                "figures — its p and CI assume the number of pairs was fixed in advance, which "
+                "stopping when decided is not" + caveat)
+    return (f"not decided yet ({sq.pairs_used} of at most {sq.max_pairs} pairs): the sequential "
+            "rule governs once it decides; the fixed-n comparison below reads the pairs so far "
+            "and is not this experiment's verdict" + caveat)
+
+
+def run_cause(run: Run) -> str | None:
+    """A known reason a run may be off, from its error rate, client health or telemetry.
+
+    Failed requests, a load generator that limited itself (``client.limits``)
+    or saturated its core, and GPU clock-event reasons other than idle seen in
+    at least 10% of the samples; ``None`` when none is known.
+    """
+    m = run.metrics
+    why = []
+    total = m.completed + m.failed
+    if m.failed:
+        top = max(m.errors.items(), key=lambda kv: kv[1])[0] if m.errors else None
+        why.append(f"{m.failed} of {total} requests failed" + (f" ({top})" if top else ""))
+    if m.client is not None and m.client.client_limited:
+        why.append("client-limited" + (f": {'; '.join(m.client.limits)}" if m.client.limits else ""))
+    tel = run.telemetry
+    if tel is not None:
+        if tel.client_saturated:
+            why.append("load generator saturated its core")
+        for d in tel.devices:
+            hot = sorted(k for k, v in d.throttle_share.items() if v >= 0.1 and "idle" not in k.lower())
+            if hot:
+                why.append(f"{d.device} clock events: {', '.join(hot)}")
+    return "; ".join(why) or None
+
+
+def _tags(measured: list[Run], arm: str, positions: list[float] | None) -> RunTags:
+    """Run ids, known causes and 1-based positions (as ``experiment show`` numbers them)."""
+    by_pos = {r.position: r for r in measured if r.arm == arm}
+    runs = [by_pos.get(int(p)) for p in positions or []]
+    return RunTags(positions=None if positions is None else [p + 1 for p in positions],
+                   ids=[str(r.id) if r and r.id is not None else "?" for r in runs],
+                   causes=[run_cause(r) if r else None for r in runs])
 
 
 def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate: str) -> Comparison:
@@ -244,11 +318,13 @@ def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate
             metric = get_metric(name)
             samples = samples_from_runs(metric_triples(measured, name), (baseline, candidate), spec.order, len(spec.arms),
                                         metric=name)
+            tags = (_tags(measured, baseline, samples.pos_a), _tags(measured, candidate, samples.pos_b))
             analyses.append(analyze_samples(
                 samples.a, samples.b, (baseline, candidate), paired=samples.paired, metric=name,
                 unit=metric.unit, higher_is_better=metric.higher_is_better, alpha=spec.alpha,
                 noise_band=spec.noise_band, margin=spec.equivalence_margin, effect=spec.effect,
                 noise_abs=metric.noise_abs,  # difference scale where the resolution is known
+                tags=tags, design=spec.order,
             ))
     except InputError as e:
         if not analyses:

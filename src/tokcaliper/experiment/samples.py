@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from tokcaliper.errors import InputError
+from tokcaliper.stats.outliers import RunTags
 
 __all__ = ["CONTROL_NAMES", "ArmSamples", "SampleTable", "choose_control", "parse_number_list",
-           "parse_samples_csv", "parse_summary_stats", "samples_from_runs"]
+           "parse_samples_csv", "parse_summary_stats", "samples_from_runs", "tags_of"]
 
 _COLUMNS = ("arm", "value", "pair", "position", "metric")
 
@@ -82,6 +83,9 @@ class ArmSamples(BaseModel):
         names: (baseline, candidate). a, b: their values, in run order.
         paired: True when pair k = (a[k], b[k]) (a ``pair`` column was given).
         pairs: the pair ids in the order used (paired only).
+        pos_a, pos_b: each run's position, in the order of ``a`` / ``b``
+            (``None`` when the input has no positions).
+        ids_a, ids_b: labels of each run (``"line 7"`` for a CSV row), or ``None``.
     """
 
     metric: str | None
@@ -90,6 +94,10 @@ class ArmSamples(BaseModel):
     b: list[float]
     paired: bool
     pairs: list[str] | None = None
+    pos_a: list[float] | None = None
+    pos_b: list[float] | None = None
+    ids_a: list[str] | None = None
+    ids_b: list[str] | None = None
 
 
 class SampleTable(BaseModel):
@@ -217,7 +225,9 @@ def parse_samples_csv(text: str, arms: Sequence[str] | None = None,
         for n, v in zip(names, (a, b)):
             if not v:
                 raise InputError(f"{source}:{label} arm {n!r} has no runs")
-        out.append(ArmSamples(metric=metric, names=names, a=a, b=b, paired=False))
+        out.append(ArmSamples(metric=metric, names=names, a=a, b=b, paired=False,
+                              **_where([rc for rc in order if rc[1] == names[0]],
+                                       [rc for rc in order if rc[1] == names[1]])))
     return SampleTable(arms=seen, metrics=out, control=names[0], control_reason=why)
 
 
@@ -245,7 +255,23 @@ def _paired(recs: list[tuple], names: tuple[str, str], metric: str | None, sourc
         raise InputError(f"{source}:{label} no pairs of {names[0]!r} and {names[1]!r}")
     return ArmSamples(metric=metric, names=names, a=[s[names[0]][2] for _, s in ordered],
                       b=[s[names[1]][2] for _, s in ordered], paired=True,
-                      pairs=[p for p, _ in ordered])
+                      pairs=[p for p, _ in ordered],
+                      **_where([s[names[0]] for _, s in ordered], [s[names[1]] for _, s in ordered]))
+
+
+def _where(ra: list[tuple], rb: list[tuple]) -> dict[str, list | None]:
+    """Positions (when every run has one) and CSV line labels of two arms' records."""
+    def pos(recs: list[tuple]) -> list[float] | None:
+        p = [rc[4] for rc in recs]
+        return None if any(x is None for x in p) else [float(x) for x in p]
+
+    return {"pos_a": pos(ra), "pos_b": pos(rb), "ids_a": [f"line {rc[0]}" for rc in ra],
+            "ids_b": [f"line {rc[0]}" for rc in rb]}
+
+
+def tags_of(s: ArmSamples) -> tuple[RunTags, RunTags]:
+    """What the samples know about each arm's runs (positions, labels), for the analysis."""
+    return (RunTags(positions=s.pos_a, ids=s.ids_a), RunTags(positions=s.pos_b, ids=s.ids_b))
 
 
 def samples_from_runs(runs: Sequence[tuple[int, str, float]], names: tuple[str, str],
@@ -276,16 +302,22 @@ def samples_from_runs(runs: Sequence[tuple[int, str, float]], names: tuple[str, 
         for n, vals in zip(names, (a, b)):
             if not vals:
                 raise InputError(f"arm {n!r} has no valid runs")
-        return ArmSamples(metric=metric, names=names, a=a, b=b, paired=False)
+        return ArmSamples(metric=metric, names=names, a=a, b=b, paired=False,
+                          pos_a=[float(p) for p, arm, _ in ordered if arm == names[0]],
+                          pos_b=[float(p) for p, arm, _ in ordered if arm == names[1]])
     blocks: dict[int, dict[str, float]] = {}
+    where: dict[int, dict[str, int]] = {}
     for pos, arm, v in ordered:
         slot = blocks.setdefault(pos // n_arms, {})
         if arm in slot:
             raise InputError(f"block {pos // n_arms} holds two runs of arm {arm!r}")
         slot[arm] = v
+        where.setdefault(pos // n_arms, {})[arm] = pos
     full = [(k, s) for k, s in sorted(blocks.items()) if names[0] in s and names[1] in s]
     if not full:
         raise InputError(f"no block holds valid runs of both {names[0]!r} and {names[1]!r}")
     return ArmSamples(metric=metric, names=names, a=[s[names[0]] for _, s in full],
                       b=[s[names[1]] for _, s in full], paired=True,
-                      pairs=[f"block {k}" for k, _ in full])
+                      pairs=[f"block {k}" for k, _ in full],
+                      pos_a=[float(where[k][names[0]]) for k, _ in full],
+                      pos_b=[float(where[k][names[1]]) for k, _ in full])

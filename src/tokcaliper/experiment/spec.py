@@ -7,7 +7,7 @@ Example::
     runs_per_arm = 5
     warmup_runs = 1                   # after each switch; stored, excluded from analysis
     rest_s = 30                       # before each run
-    order = "abba"                    # alternate | abba | random-blocks (+ seed) | blocked
+    order = "abba"                    # random-blocks (default; seed drawn) | alternate | abba | blocked
     metric = "aggregate_output_tok_s"
     effect = 0.05                     # the effect you care about (fraction)
 
@@ -300,7 +300,9 @@ class ExperimentSpec(_Strict):
             of one kind.
         runs_per_arm: measured runs per arm (≥ 2). warmup_runs: runs after each
             switch, stored and excluded from analysis. rest_s: seconds before each run.
-        order: alternate | abba | random-blocks | blocked; seed: for random-blocks (required there only).
+        order: random-blocks (default) | alternate | abba | blocked; seed: for
+            random-blocks only — drawn (and stored with the experiment) when the
+            file gives none, so that the order is reproducible.
         metric: primary metric (default aggregate output throughput).
         effect: the relative effect you care about (fraction, e.g. 0.05).
         equivalence_margin: E for an "equivalent within ±E" verdict (TOST).
@@ -320,8 +322,8 @@ class ExperimentSpec(_Strict):
     runs_per_arm: int = Field(5, ge=2)
     warmup_runs: int = Field(1, ge=0)
     rest_s: float = Field(0.0, ge=0, le=MAX_TIMEOUT_S)
-    order: OrderName = "alternate"
-    seed: int | None = None
+    order: OrderName = "random-blocks"
+    seed: int | None = Field(None, ge=0)
     metric: str = DEFAULT_METRIC
     effect: float | None = Field(None, gt=0, lt=1)
     equivalence_margin: float | None = Field(None, gt=0, lt=1)
@@ -337,6 +339,23 @@ class ExperimentSpec(_Strict):
             return validate_metric(v)
         except InputError as e:
             raise ValueError(str(e)) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _draw_seed(cls, data: Any) -> Any:
+        """random-blocks without a seed: draw one (stored with the spec, shown in the plan).
+
+        Why random-blocks is the default: each block's order is a fair coin,
+        so a drift of β per run adds ±β to each pair ratio with mean 0 — no
+        bias, only spread that the paired CI counts — whereas ``alternate``
+        puts +β into every pair (issue 17; docs/calibration.md).
+        """
+        if isinstance(data, dict) and data.get("order", "random-blocks") == "random-blocks" \
+                and data.get("seed") is None:
+            import secrets
+
+            data = {**data, "seed": secrets.randbelow(2**31)}
+        return data
 
     @model_validator(mode="after")
     def _whole(self) -> ExperimentSpec:
@@ -358,8 +377,6 @@ class ExperimentSpec(_Strict):
                                   "top-level url/server_cmd")
         if self.server_cmd is not None:
             _check_command("server_cmd", self.server_cmd, _TOP_SERVER)
-        if self.order == "random-blocks" and self.seed is None:
-            raise KeyedValueError("order", "order = random-blocks needs a seed")
         if self.until_decided and (len(self.arms) != 2 or self.order == "blocked"):
             raise KeyedValueError("until_decided", "until_decided needs exactly 2 arms in an "
                                                    "interleaved order (not blocked)")

@@ -25,9 +25,56 @@ import numpy as np
 
 from tokcaliper.model.run import ArrivalStats
 
-__all__ = ["ArrivalKind", "arrival_offsets", "arrival_stats"]
+__all__ = ["MAX_ARRIVALS", "MAX_RUN_S", "ArrivalKind", "arrival_offsets", "arrival_stats", "open_loop_problem"]
 
 ArrivalKind = Literal["poisson", "gamma", "constant"]
+
+#: Most arrivals of one open-loop run: their times are drawn before the run
+#: starts (8 bytes each, half as many again with ``duration_s``), and each
+#: request is a record in memory afterwards.
+MAX_ARRIVALS = 10_000_000
+
+#: Longest one run may last, s: 7 days, the bound of ``--duration``
+#: (``tokcaliper.experiment.spec.MAX_DURATION_S``, the same figure).
+MAX_RUN_S = 7 * 86400.0
+
+
+def open_loop_problem(rate: float, count: int | None, duration_s: float | None) -> str | None:
+    """Why an open-loop run at ``rate`` cannot run as asked, or None when it can.
+
+    With ``count`` requests the run lasts about ``count ÷ rate`` seconds
+    (the mean gap is ``1/rate``), which must stay within :data:`MAX_RUN_S`
+    (``--rate 1e-9`` would sleep ~10⁹ s before its second request); at most
+    :data:`MAX_ARRIVALS` arrivals. With ``duration_s`` the expected arrivals
+    ``rate × duration_s`` must be at least one and at most :data:`MAX_ARRIVALS`.
+    The sentence names the options (``--rate``, ``--requests``, ``--duration``)
+    and shows the arithmetic.
+    """
+    from tokcaliper.numbers import num
+
+    r = f"{rate:g}"  # the options as typed
+    if duration_s is not None:
+        expected = rate * duration_s
+        d = f"{duration_s:g}"
+        if expected < 1:
+            return (f"--rate {r} over --duration {d} s expects {num(expected, 3, trim=True)} arrivals "
+                    "(rate × duration): fewer than one; raise --rate or --duration")
+        if expected > MAX_ARRIVALS:
+            return (f"--rate {r} over --duration {d} s expects {num(expected, 3, trim=True)} arrivals "
+                    f"(rate × duration), above the {MAX_ARRIVALS:,} whose times are drawn before the run "
+                    "starts; lower --rate or --duration")
+        return None
+    if count is None:
+        return None
+    if count > MAX_ARRIVALS:
+        return (f"--rate {r} with {count} requests: more than the {MAX_ARRIVALS:,} arrivals whose times "
+                "are drawn before the run starts; lower --requests")
+    span = count / rate
+    if span > MAX_RUN_S:
+        return (f"--rate {r} with {count} requests means a run of about {num(span, 2, trim=True)} s "
+                f"(requests ÷ rate), longer than the 7-day bound of one run ({num(MAX_RUN_S)} s): "
+                "raise --rate or lower --requests")
+    return None
 
 
 def arrival_offsets(

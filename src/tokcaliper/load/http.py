@@ -20,6 +20,8 @@ processes of the host) are:
 * ``first_byte`` — the first response bytes arrived;
 * ``headers`` — the response headers were complete;
 * one stamp per body piece (``stamps``, with the bytes in ``chunks``);
+  a 200 body line longer than :data:`~tokcaliper.load.sse.MAX_EVENT_BYTES`
+  ends the exchange at once (``malformed_event``) and closes the connection;
 * ``ended`` — the response was complete, failed, or the connection closed.
 
 Every stamp is the arrival time of the network read that carried it, and
@@ -39,6 +41,7 @@ from time import perf_counter
 
 import httptools
 
+from tokcaliper.load.sse import LINE_TOO_LONG, MAX_EVENT_BYTES
 from tokcaliper.load.stamped import SUPPORTED as STAMPED
 from tokcaliper.load.stamped import open_stamped
 
@@ -85,7 +88,7 @@ class Exchange:
     __slots__ = (
         "sent", "written", "first_byte", "headers", "ended", "status", "keep_alive",
         "chunks", "stamps", "complete", "error", "error_class", "retry_after", "done", "now", "parser",
-        "framed", "trailing",
+        "framed", "trailing", "line_bytes", "too_long",
     )
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -101,6 +104,8 @@ class Exchange:
         self.retry_after: str | None = None
         self.framed = False
         self.trailing = False
+        self.line_bytes = 0  # bytes of the 200 body's current line so far (no newline yet)
+        self.too_long = False
         self.done: asyncio.Future[None] = loop.create_future()
         self.parser = httptools.HttpResponseParser(self)
 
@@ -126,10 +131,16 @@ class Exchange:
         self.keep_alive = self.parser.should_keep_alive()
 
     def on_body(self, body: bytes) -> None:
-        if self.complete:
+        if self.complete or self.too_long:
             return
         self.stamps.append(self.now)
         self.chunks.append(body)
+        if self.status == 200:  # an SSE stream: no line may outgrow MAX_EVENT_BYTES
+            nl = body.rfind(b"\n")
+            self.line_bytes = self.line_bytes + len(body) if nl < 0 else len(body) - nl - 1
+            if self.line_bytes > MAX_EVENT_BYTES:
+                self.too_long = True  # the connection closes after this read
+                self.finish(LINE_TOO_LONG, "malformed_event")
 
     def on_message_complete(self) -> None:
         if self.complete:
@@ -241,8 +252,8 @@ class HttpConnection(asyncio.Protocol):
             ex.first_byte = now
         try:
             ex.parser.feed_data(data)
-            if ex.trailing:  # more after the response: the connection cannot carry another
-                self.close()
+            if ex.trailing or ex.too_long:  # more after the response / a line past the limit:
+                self.close()  # the connection cannot carry another exchange
         except httptools.HttpParserUpgrade:
             ex.finish("unexpected protocol upgrade", "bad_http")
             self.close()

@@ -35,6 +35,7 @@ Known behaviour is remembered per ``host:port`` for the life of the process
 from __future__ import annotations
 
 import asyncio
+import resource
 from collections import deque
 from dataclasses import dataclass, field
 from time import perf_counter
@@ -239,3 +240,40 @@ class ConnectionPool:
             self.stats.tally(conn)
             conn.close()
         self.idle.clear()
+
+
+#: Descriptors kept free beside one socket per stream: the database, logs,
+#: a managed server's pipes, telemetry readers, the event loop's own.
+FD_RESERVE = 64
+
+
+def ensure_fd_room(streams: int, option: str = "--concurrency") -> None:
+    """Make sure the process may open a socket per stream, before anything starts.
+
+    ``streams`` concurrent streams need ``streams + FD_RESERVE`` descriptors.
+    When the soft limit (``ulimit -n``) is lower and the hard limit allows,
+    the soft limit is raised to what is needed (for this process and the
+    servers it starts); otherwise the run is refused, instead of failing
+    mid-run on the client's own limit (``EMFILE``) and reading as a server
+    that stopped answering.
+
+    Raises:
+        InputError: more descriptors needed than the hard limit, or raising
+            the soft limit failed; the message gives the figures and ``ulimit -n``.
+    """
+    from tokcaliper.errors import InputError
+
+    need = streams + FD_RESERVE
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or need <= soft:
+        return
+    if hard == resource.RLIM_INFINITY or need <= hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+            return
+        except (ValueError, OSError):
+            pass
+    hard_text = "unlimited" if hard == resource.RLIM_INFINITY else f"{hard:,}"
+    raise InputError(f"{option} {streams} needs about {need:,} open files (one socket per stream and "
+                     f"{FD_RESERVE} for the rest), but this process may open {soft:,} (ulimit -n; hard "
+                     f"limit {hard_text}): lower {option} or raise ulimit -n")

@@ -92,6 +92,18 @@ class RawStream:
 #: a larger figure is a server bug or garbage, not a measurement).
 MAX_TOKEN_COUNT = 10_000_000
 
+#: Longest SSE line accepted, bytes (``data: `` included, newline excluded). A
+#: chat-completion chunk is a few hundred bytes (one token's text and its JSON
+#: envelope; the final one adds usage and timings, under 2 kB): 1 MiB is 500 times
+#: that. A longer line is not a token event, and keeping it whole would cost the
+#: client memory and, when parsed mid-phase, event-loop time that every other
+#: stream's timing pays for.
+MAX_EVENT_BYTES = 2**20
+
+#: The error of a line over :data:`MAX_EVENT_BYTES` (client read path and parser alike).
+LINE_TOO_LONG = (f"SSE line longer than the 1 MiB limit ({MAX_EVENT_BYTES:,} bytes) without an end: "
+                 "the stream was cut there")
+
 #: Text fields of a ``delta`` that carry generated tokens. Reasoning models
 #: stream thoughts in ``reasoning_content`` (or ``reasoning``); those are
 #: generated tokens too, so they count for TTFT and ITL.
@@ -231,10 +243,14 @@ def parse_stream(
 
     Returns:
         The record. ``error`` and ``error_class`` are set (first fault wins)
-        when ``error`` was given, an event was not valid JSON or not of the
+        when ``error`` was given, a line was longer than
+        :data:`MAX_EVENT_BYTES` (parsing stops there), an event was not valid JSON or not of the
         chunk object's shape (:func:`read_event`), the stream carried an error
         event, it ended without ``data: [DONE]``, carried no generated text,
-        or its ``usage`` contradicts the stream. Never raises on server data.
+        or its ``usage`` contradicts the stream: ``completion_tokens`` fewer
+        than the events that carried text (the bound is exact: each such event
+        holds at least one token) or more than ``max_tokens``. Never raises on
+        server data.
     """
     content_times: list[float] = []
     usage: dict[str, int | None] | None = None
@@ -247,10 +263,22 @@ def parse_stream(
         if error is None:
             error, error_class = message, cls
 
-    buf = b""
+    pending: list[bytes] = []  # the line not yet ended, in pieces (joined once: linear)
+    pending_len = 0
     for data, t in zip(chunks, stamps):
-        buf += data
-        *lines, buf = buf.split(b"\n")
+        if b"\n" not in data:
+            pending.append(data)
+            pending_len += len(data)
+            if pending_len > MAX_EVENT_BYTES:
+                fail("malformed_event", LINE_TOO_LONG)
+                break
+            continue
+        lines = (b"".join(pending) + data if pending else data).split(b"\n")
+        tail = lines.pop()
+        pending, pending_len = ([tail], len(tail)) if tail else ([], 0)
+        if any(len(raw) > MAX_EVENT_BYTES for raw in lines) or pending_len > MAX_EVENT_BYTES:
+            fail("malformed_event", LINE_TOO_LONG)
+            break
         for raw in lines:
             line = raw.strip()
             if done or not line.startswith(b"data:"):
@@ -287,8 +315,11 @@ def parse_stream(
             fail("no_done", "stream ended without data: [DONE] (cut short)")
         elif not content_times:
             fail("empty_completion", "stream ended without any generated token")
-        elif completion is not None and completion == 0:
-            fail("bad_usage", f"usage.completion_tokens is 0 but {len(content_times)} chunk(s) carried text")
+        elif completion is not None and completion < len(content_times):
+            # Each event that carries text carries at least one new token (a server
+            # may bunch tokens into one event, never split fewer tokens over more).
+            fail("bad_usage", f"usage.completion_tokens {completion} is fewer than the {len(content_times)} "
+                              "chunks that carried text (each carries at least one token)")
         elif completion is not None and max_tokens is not None and completion > max_tokens:
             fail("bad_usage", f"usage.completion_tokens {completion} exceeds max_tokens {max_tokens}")
     from_usage = completion is not None

@@ -2,7 +2,8 @@
 
 Definitions follow the usual serving benchmarks (vLLM ``bench serve``,
 genai-perf): TTFT = issue → first generated token; ITL = gap between
-consecutive tokens of one stream; TPOT = (E2E − TTFT) ÷ (output tokens − 1);
+consecutive tokens of one stream; TPOT = (E2E − TTFT) ÷ (output tokens − 1),
+undefined for a request whose text arrived at one instant (:func:`decode_time_s`);
 aggregate output throughput = all output tokens ÷ the run's wall time.
 Percentiles use numpy's default linear interpolation. The scalar metrics
 taken from a summary (names, units, direction) are in
@@ -29,15 +30,76 @@ def percentiles(values: Sequence[float]) -> Percentiles:
     return Percentiles(n=len(arr), mean=float(arr.mean()), p50=float(p50), p90=float(p90), p99=float(p99))
 
 
-def decode_rate(rec: RequestRecord) -> float | None:
-    """Per-stream decode rate, tok/s: (output tokens − 1) ÷ (E2E − TTFT).
+def decode_time_s(rec: RequestRecord) -> float | None:
+    """The time over which a request's tokens after the first arrived: E2E − TTFT, s.
 
-    None when the request failed, produced < 2 tokens or has no decode time.
+    None (undefined, not a number) when the request failed, has < 2 tokens, or
+    that interval is zero-length: E2E ≤ TTFT, or all its text arrived at one
+    instant — one text chunk, or every text chunk in one network read
+    (``first_token_s == last_token_s``). Then the tokens after the first came
+    with it, and E2E − TTFT is only the stream's tail (usage, ``[DONE]``): a
+    rate over it read 7 tokens over a 23 ms tail as 307.6 tok/s. Records stored before
+    the token stamps existed are judged by ``content_chunks`` alone (0 there
+    means not recorded).
     """
     if not rec.ok or rec.ttft_s is None or rec.e2e_s is None or rec.output_tokens < 2:
         return None
+    if at_one_instant(rec):
+        return None
     decode_s = rec.e2e_s - rec.ttft_s
-    return (rec.output_tokens - 1) / decode_s if decode_s > 0 else None
+    return decode_s if decode_s > 0 else None
+
+
+def at_one_instant(rec: RequestRecord) -> bool:
+    """Whether a request's text (two or more tokens of it) all arrived at one instant:
+    one text chunk, or its first and last text chunk stamped alike."""
+    if rec.output_tokens < 2:
+        return False
+    if rec.content_chunks == 1:
+        return True
+    return rec.first_token_s is not None and rec.last_token_s is not None \
+        and rec.last_token_s <= rec.first_token_s
+
+
+def decode_rate(rec: RequestRecord) -> float | None:
+    """Per-stream decode rate, tok/s: (output tokens − 1) ÷ (E2E − TTFT).
+
+    None when the request failed, produced < 2 tokens or its decode interval
+    is zero-length (:func:`decode_time_s`).
+    """
+    decode_s = decode_time_s(rec)
+    return None if decode_s is None else (rec.output_tokens - 1) / decode_s
+
+
+#: Most tokens per text chunk, on average over a run's completed requests, that
+#: a streaming server plausibly delivers: a speculative step delivers at most
+#: draft window + 1 tokens and on average its acceptance length, below
+#: llama.cpp's default ``--draft-max`` 16 + 1. More than 16 means the server sends
+#: tokens in bunches (or its ``usage`` is wrong): ITL then measures the gap
+#: between bunches, not tokens. The run is flagged, not invalidated.
+MAX_TOKENS_PER_CHUNK = 16
+
+
+def stream_warnings(done: Sequence[RequestRecord]) -> list[str]:
+    """Where a run's completed requests' ``usage`` and streamed text disagree.
+
+    Two sentences at most, each with its figures: requests whose text came at
+    one instant (:func:`at_one_instant`; their decode rate and TPOT are left
+    out), and usage counting more than :data:`MAX_TOKENS_PER_CHUNK` tokens per
+    text chunk over the requests counted from ``usage``.
+    """
+    from tokcaliper.numbers import num
+
+    out = []
+    instant = sum(1 for r in done if at_one_instant(r))
+    if instant:
+        out.append(W.TEXT_AT_ONE_INSTANT.text(k=instant, n=len(done)))
+    counted = [r for r in done if r.token_count_source == "usage" and r.content_chunks > 0]
+    tokens, chunks = sum(r.output_tokens for r in counted), sum(r.content_chunks for r in counted)
+    if chunks and tokens > MAX_TOKENS_PER_CHUNK * chunks:
+        out.append(W.TOKENS_PER_CHUNK.text(ratio=num(tokens / chunks), tokens=tokens, chunks=chunks,
+                                           bound=MAX_TOKENS_PER_CHUNK))
+    return out
 
 
 def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float | None = None) -> ClientHealth:
@@ -143,11 +205,7 @@ def summarize(
     prompt = [r.prompt_tokens for r in done if r.prompt_tokens is not None]
     sources = {r.token_count_source for r in done}
     rates = [x for x in (decode_rate(r) for r in done) if x is not None]
-    tpots = [
-        (r.e2e_s - r.ttft_s) / (r.output_tokens - 1)
-        for r in done
-        if r.ttft_s is not None and r.e2e_s is not None and r.output_tokens > 1
-    ]
+    tpots = [d / (r.output_tokens - 1) for r in done if (d := decode_time_s(r)) is not None]
     dispatch = percentiles([d for r in measured if (d := r.dispatch_delay_s) is not None])
     itl = percentiles([x for r in done for x in r.itl_s])
     return RunMetrics(
@@ -175,4 +233,5 @@ def summarize(
         ]),
         client=judge_client(client, dispatch, itl.p50) if client is not None else None,
         arrivals=arrivals,
+        stream_warnings=stream_warnings(done),
     )

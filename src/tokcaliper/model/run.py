@@ -282,6 +282,9 @@ class RunMetrics(BaseModel):
         client: the load client's own lag, CPU and connections (None in
             runs stored before they were measured).
         arrivals: open-loop arrival statistics (None in a closed loop).
+        stream_warnings: where the streams' ``usage`` and their text disagree
+            (:func:`tokcaliper.load.summary.stream_warnings`): one sentence
+            each, with its figures; empty when they agree.
     """
 
     wall_s: float
@@ -305,6 +308,7 @@ class RunMetrics(BaseModel):
     ttft_from_schedule_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
     client: ClientHealth | None = None
     arrivals: ArrivalStats | None = None
+    stream_warnings: list[str] = Field(default_factory=list)
 
 
 class DeviceStartState(BaseModel):

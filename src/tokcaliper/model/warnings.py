@@ -33,6 +33,8 @@ __all__ = [
     "SERVER_LEFT_RUNNING",
     "SERVER_STOP_FAILED",
     "TELEMETRY_OFF",
+    "TEXT_AT_ONE_INSTANT",
+    "TOKENS_PER_CHUNK",
 ]
 
 
@@ -143,9 +145,22 @@ CLIENT_CPU_BOUND = NamedWarning(
     "client-cpu-bound",
     "client loop used {share_pct} of a core (bound {bound_pct}): the client was the bottleneck")
 
+#: Requests whose text all came at one instant (tokcaliper.load.summary.decode_time_s).
+TEXT_AT_ONE_INSTANT = NamedWarning(
+    "text-at-one-instant",
+    "{k} of {n} completed requests delivered all their text at one instant (one text chunk, or every "
+    "text chunk in one read): their decode rate and TPOT are undefined and left out")
+#: usage counts more tokens per text chunk than a streaming server delivers
+#: (tokcaliper.load.summary.MAX_TOKENS_PER_CHUNK).
+TOKENS_PER_CHUNK = NamedWarning(
+    "tokens-per-chunk",
+    "usage counts {ratio} tokens per text chunk ({tokens} tokens in {chunks} chunks; bound {bound}): the "
+    "server sends tokens in bunches, so ITL is the gap between bunches, not tokens")
+
 #: Every named warning by code.
 ALL: dict[str, NamedWarning] = {w.code: w for w in (
     FEW_REPETITIONS, SINGLE_REPETITION, CV_UNDEFINED, IDENTICAL_RUNS, SINGLE_RUN_NO_CV,
     CV_FROM_FEW_RUNS, QUICK_FORMULA_POWER, INDEPENDENT_RUNS_ASSUMED, SINGLE_RUNS_ANECDOTE,
     NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED, SERVER_LEFT_RUNNING,
-    CLIENT_LOOP_LAG, CLIENT_LOOP_LAG_KERNEL_STAMPED, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND)}
+    CLIENT_LOOP_LAG, CLIENT_LOOP_LAG_KERNEL_STAMPED, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND,
+    TEXT_AT_ONE_INSTANT, TOKENS_PER_CHUNK)}

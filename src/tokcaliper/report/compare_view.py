@@ -82,6 +82,7 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
         _say(console, escape(f"paired on log ratios ({pr.n} pairs): ratio {fmt_ratio(pr.ratio)}"
                              f"{pci}, {ptxt}"))
         _say(console, "pair ratios in run order: " + " ".join(fmt_ratio(r) for r in pr.ratios))
+    _robust(an, console, lvl)
     if an.running:
         _say(console, "verdict after each pair:")
         for s in an.running:
@@ -152,6 +153,23 @@ def _control_line(an: ABAnalysis, console: Console) -> None:
            else f"ratios are {an.b.name}/{an.a.name}")
     role = "subtracted" if an.scale == "difference" else "the ratio's denominator"
     _say(console, escape(f"control (reference, {role}): {an.a.name} — {why}; {rel}"))
+def _robust(an: ABAnalysis, console: Console, lvl: str) -> None:
+    """Drift over run positions (it decides when present), flagged runs, the rank companion."""
+    if an.drift is not None:
+        _say(console, escape(f"drift over run positions (decides): {an.drift.describe()}"))
+    o = an.outliers
+    if o is not None and o.runs:
+        for r in o.runs:
+            _say(console, f"[yellow]outlier:[/yellow] {escape(r.describe())}")
+        w = an.without_outliers
+        if w is not None:
+            _say(console, escape(f"without {w.left_out}: "
+                                 + (w.summary if w.summary is not None else f"no comparison ({w.error})")))
+    if an.rank is not None:
+        rk = an.rank
+        ci = "" if rk.ratio_ci is None else f" ({lvl} CI {_ci(rk.ratio_ci)})"
+        _say(console, escape(f"rank companion: Hodges–Lehmann ratio {fmt_ratio(rk.ratio)}{ci}, "
+                             f"Wilcoxon signed-rank p = {p_value(rk.p)}"))
 
 
 def render_multi(mc: MultiComparison, console: Console) -> None:

@@ -15,7 +15,7 @@ from tokcaliper.experiment.analysis import ExperimentAnalysis
 from tokcaliper.numbers import num, percent, seconds
 from tokcaliper.report.compare_view import render_multi
 
-__all__ = ["render_experiment"]
+__all__ = ["render_comparisons", "render_experiment", "render_sequential"]
 
 
 def render_experiment(console: Console, an: ExperimentAnalysis) -> None:
@@ -60,6 +60,12 @@ def render_experiment(console: Console, an: ExperimentAnalysis) -> None:
     console.print(a)
     render_restart_splits(an.restarts, console)
 
+    render_sequential(console, an)
+    render_comparisons(console, an)
+
+
+def render_sequential(console: Console, an: ExperimentAnalysis) -> None:
+    """The sequential decision of an until-decided experiment and which verdict governs."""
     if an.sequential is not None:
         sq = an.sequential
         fixed = "unknown" if sq.fixed_design_pairs is None else str(sq.fixed_design_pairs)
@@ -71,7 +77,12 @@ def render_experiment(console: Console, an: ExperimentAnalysis) -> None:
         console.print(escape(f"  {sq.reason}"))
         for line in sq.arithmetic:
             console.print(escape(f"  {line}"))
+    if an.governs is not None:
+        console.print(f"[bold]which verdict governs:[/bold] {escape(an.governs)}")
 
+
+def render_comparisons(console: Console, an: ExperimentAnalysis) -> None:
+    """Every candidate arm against the baseline (fixed-n comparisons)."""
     for c in an.comparisons:
         console.print()
         if c.metrics is None:

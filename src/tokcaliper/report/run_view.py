@@ -73,6 +73,7 @@ def render_run_detail(console: Console, run: Run) -> None:
     for name, p in (("TTFT", m.ttft_s), ("ITL", m.itl_s), ("TPOT", m.tpot_s), ("E2E", m.e2e_s)):
         _row(t, name, p)
     console.print(t)
+    render_stream_warnings(console, [run])
     if m.errors:
         for err, count in m.errors.items():
             console.print(f"  [red]{count} × {esc(err)}[/red]")
@@ -118,6 +119,13 @@ def render_client(console: Console, runs: Sequence[Run]) -> None:
         console.print(f"  client, run {x.repetition + 1}: {client_line(c)}")
         for line in c.limits:
             console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {line}")
+
+
+def render_stream_warnings(console: Console, runs: Sequence[Run]) -> None:
+    """A warning per run whose streams' ``usage`` and text disagree (``RunMetrics.stream_warnings``)."""
+    for x in runs:
+        for line in x.metrics.stream_warnings:
+            console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {esc(line)}")
 
 
 def render_telemetry(console: Console, runs: Sequence[Run]) -> None:

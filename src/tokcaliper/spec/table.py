@@ -14,7 +14,8 @@ itself. The table gives:
   to the best, and the warning "the highest reading is not the best buy" when
   the two bests differ;
 * a k that failed to start is a row with its reason, left out of the bests
-  (METHODS.md M8);
+  (METHODS.md M8); so is a row whose AL is impossible (< 1 or > k + 1),
+  with its note;
 * a red flag on a row whose AL sits at its ceiling k + 1 (:mod:`.red_flags`).
 
 Reference (METHODS.md M7): AL 4.733 / 5.177 / 4.746 for k = 5 / 7 / 10 gives
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Annotated
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -37,6 +39,9 @@ from tokcaliper.stats import WelchResult, describe, welch
 
 #: The warning when the highest AL is not the highest AL/(k+1).
 NOT_BEST_BUY = "the highest reading is not the best buy"
+
+#: A finite number (AL = inf read as "×∞ tokens per verified position").
+Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 #: Tolerance for "AL = k + 1" on published (rounded, 2-decimal) figures.
 PUBLISHED_AL_TOL = 0.005
@@ -65,16 +70,16 @@ class KInput(BaseModel):
     """
 
     k: int = Field(ge=1)
-    al: float | None = Field(default=None, gt=0)
-    al_cv: float | None = Field(default=None, ge=0)
+    al: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    al_cv: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     al_n: int | None = Field(default=None, ge=1)
-    al_samples: list[float] = Field(default_factory=list)
-    acceptance_rate: float | None = Field(default=None, ge=0, le=1)
-    throughput: float | None = Field(default=None, gt=0)
-    throughput_cv: float | None = Field(default=None, ge=0)
-    throughput_samples: list[float] = Field(default_factory=list)
+    al_samples: list[Finite] = Field(default_factory=list)
+    acceptance_rate: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    throughput: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    throughput_cv: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    throughput_samples: list[Finite] = Field(default_factory=list)
     failed: str | None = None
-    k_eff: float | None = Field(default=None, ge=0)
+    k_eff: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _needs_al(self) -> KInput:
@@ -92,7 +97,10 @@ class KRow(BaseModel):
         al, al_cv, al_n: AL mean, CV and number of runs.
         acceptance_rate: accepted / drafted.
         al_per_position: AL / (k + 1), tokens per verified position.
-        relative_to_best: best AL/(k+1) ÷ this row's (1.0 for the best row).
+        relative_to_best: best AL/(k+1) ÷ this row's (1.0 for the best row;
+            None for an impossible row).
+        impossible: its AL is outside 1 … k + 1 (beyond the published
+            rounding): a row that cannot be true is left out of the best k.
         throughput, throughput_cv, throughput_n: throughput mean (tok/s), CV, n.
         welch_al_vs_prev / welch_throughput_vs_prev: Welch's t of the previous
             (smaller) started k against this one, when both have ≥ 2 samples.
@@ -113,6 +121,7 @@ class KRow(BaseModel):
     welch_al_vs_prev: WelchResult | None = None
     welch_throughput_vs_prev: WelchResult | None = None
     notes: list[str] = Field(default_factory=list)
+    impossible: bool = False
 
 
 class WindowTable(BaseModel):
@@ -121,7 +130,8 @@ class WindowTable(BaseModel):
     Attributes:
         name: label of the table (e.g. a group in the input file).
         rows: one per k, in increasing k.
-        best_k_by_al: k with the highest AL (ties → smaller k); None if none started.
+        best_k_by_al: k with the highest AL (ties → smaller k) among the rows
+            that started and are possible; None if there is none.
         best_k_by_al_per_position: k with the highest AL/(k+1).
         warning: :data:`NOT_BEST_BUY` with its numbers when the two bests differ.
         uncertainty: a note when started rows carry no CV (published single figures).
@@ -168,7 +178,8 @@ def window_table(inputs: Sequence[KInput], name: str = "") -> WindowTable:
         name: table label.
 
     Raises:
-        InputError: no rows, or a k given twice.
+        InputError: no rows, or a k given twice (a non-finite figure is
+            refused by :class:`KInput`).
     """
     if not inputs:
         raise InputError("the draft-window table needs at least one k")
@@ -191,9 +202,11 @@ def window_table(inputs: Sequence[KInput], name: str = "") -> WindowTable:
                    al_per_position=al / (inp.k + 1), throughput=tp, throughput_cv=tp_cv, throughput_n=tp_n)
         arith.append(f"k={inp.k}: AL/(k+1) = {num(al, 4, trim=True)}/{inp.k + 1} = {_three(row.al_per_position)}")
         if al < 1:
+            row.impossible = True
             row.notes.append(f"AL {num(al, 4, trim=True)} < 1: impossible when AL counts the bonus token "
                              "(a source counting accepted drafts only reads 1 lower)")
         elif al > inp.k + 1 + PUBLISHED_AL_TOL:
+            row.impossible = True
             row.notes.append(f"AL {num(al, 4, trim=True)} > k + 1 = {inp.k + 1}: impossible")
         elif al_at_ceiling(al, inp.k, PUBLISHED_AL_TOL):
             row.notes.append(f"AL {num(al, 4, trim=True)} = k + 1: {PREDICTABLE}")
@@ -211,6 +224,11 @@ def window_table(inputs: Sequence[KInput], name: str = "") -> WindowTable:
         prev = inp
         rows.append(row)
     started = [r for r in rows if r.failed is None]
+    impossible = [r.k for r in started if r.impossible]
+    if impossible:
+        arith.append(f"{', '.join(f'k={k}' for k in impossible)} left out of the best k: impossible AL "
+                     "(outside 1 … k + 1)")
+    started = [r for r in started if not r.impossible]
     best_al = best_pp = None
     warning = None
     if started:

@@ -70,8 +70,16 @@ from tokcaliper.stats.equivalence import (
     tost_paired,
 )
 from tokcaliper.stats.multiple import SOURCE_HOLM, holm
+from tokcaliper.stats.outliers import SOURCE_OUTLIERS, OutlierReport, RunTags, flag_outliers
 from tokcaliper.stats.paired import SOURCE_PAIRED, PairedResult, paired_log_ratio
 from tokcaliper.stats.resolution import MAX_RUNS, mde_quick, n_verdict, ratio_distance
+from tokcaliper.stats.paired_drift import (
+    SOURCE_DRIFT_ADJUST,
+    DriftAdjusted,
+    drift_adjusted_paired,
+    robust_slope,
+)
+from tokcaliper.stats.signed_rank import SOURCE_SIGNED_RANK, SignedRank, signed_rank
 from tokcaliper.stats.verdict_gate import (
     DEFAULT_NOISE_BAND,
     GateResult,
@@ -86,6 +94,7 @@ __all__ = [
     "ABEvidence",
     "ArmStats",
     "MultiComparison",
+    "OutlierFree",
     "RunningStep",
     "SingleNumbers",
     "analyze_samples",
@@ -153,6 +162,31 @@ class RunningStep(BaseModel):
     text: str
 
 
+class OutlierFree(BaseModel):
+    """The comparison re-run without the flagged runs (shown beside the verdict, never deciding).
+
+    Attributes:
+        left_out: what was left out, in words (runs, or pairs holding them).
+        verdict: the gated verdict class without them. summary: its sentence.
+        ratio, ci, p: the deciding estimate, CI and p without them.
+        mde: MDE without them. runs_needed: runs per arm for ``target_effect`` at
+            power 0.8 without them (``None`` beyond the limit).
+        target_effect: as in :class:`ABEvidence`.
+        error: why it could not be computed (e.g. fewer than 2 pairs left), else ``None``.
+    """
+
+    left_out: str
+    verdict: VerdictClass | None = None
+    summary: str | None = None
+    ratio: float | None = None
+    ci: tuple[float, float] | None = None
+    p: float | None = None
+    mde: float | None = None
+    runs_needed: int | None = None
+    target_effect: float | None = None
+    error: str | None = None
+
+
 class ABEvidence(BaseModel):
     """Every figure of one metric's A/B comparison, before the verdict.
 
@@ -182,6 +216,12 @@ class ABEvidence(BaseModel):
             ``None`` unless both means are > 0, and ``difference``,
             ``difference_ci`` (``1 − α``) and ``differences`` (pairs b_k − a_k,
             ``None`` unpaired) carry the estimate; ``target_effect`` is then in the unit.
+        drift: the paired analysis adjusted for drift over run positions
+            (:mod:`.paired_drift`); when present it decides. ``None`` when the
+            runs are not paired or their positions are unknown.
+        outliers: flagged runs (:mod:`.outliers`); ``None`` when not checked.
+        rank: Wilcoxon signed-rank + Hodges–Lehmann companion (paired only).
+        without_outliers: the comparison without the flagged runs (shown, not deciding).
     """
 
     metric: str
@@ -216,6 +256,10 @@ class ABEvidence(BaseModel):
     difference: float | None = None
     difference_ci: tuple[float, float] | None = None
     differences: list[float] | None = None
+    drift: DriftAdjusted | None = None
+    outliers: OutlierReport | None = None
+    rank: SignedRank | None = None
+    without_outliers: OutlierFree | None = None
 
 
 class ABAnalysis(ABEvidence):
@@ -486,6 +530,9 @@ def analyze_samples(
     margin: float | None = None,
     effect: float | None = None,
     noise_abs: float | None = None,
+    tags: tuple[RunTags | None, RunTags | None] | None = None,
+    design: str | None = None,
+    check_outliers: bool = True,
 ) -> ABAnalysis:
     """Compare the runs of a candidate arm ``b`` with a baseline arm ``a``.
 
@@ -502,6 +549,14 @@ def analyze_samples(
             noise floor (metric's unit) instead of ratios
             (:func:`tokcaliper.stats.difference.analyze_difference`): for metrics
             that can be 0 or sit at their resolution.
+        tags: what is known about each arm's runs (positions, run ids, known
+            causes), in the order of ``a`` and ``b``. With ``paired`` and the
+            positions of both arms, the drift-adjusted paired analysis
+            (:func:`tokcaliper.stats.paired_drift.drift_adjusted_paired`) decides.
+        design: the run order the experiment declared (``alternate``, ``abba``,
+            ``random-blocks``); default: read from the positions.
+        check_outliers: flag outlying runs (:mod:`.outliers`), add the rank
+            companion and the comparison without them (default True).
 
     Returns:
         :class:`ABAnalysis` (not Holm-corrected; see :func:`compare_metrics`).
@@ -534,7 +589,7 @@ def analyze_samples(
     ratio = arm_b.mean / arm_a.mean
     ci = _ratio_ci(arm_a, arm_b, alpha)
     notes: list[str] = []
-    pr = running = None
+    pr = running = drift = None
     if paired:
         pr = paired_log_ratio(a, b, alpha)
         if pr.p is None or pr.sd_log < 1e-12:  # equal up to rounding
@@ -547,6 +602,17 @@ def analyze_samples(
         if margin is not None:
             tost = tost_paired(a, b, margin, alpha)
         dec_ratio, dec_ci, p_raw = pr.ratio, pr.ratio_ci, pr.p
+        drift = _drift(a, b, tags, design, alpha)
+        if drift is None:
+            notes.append("run positions unknown: drift between the two runs of a pair is not "
+                         "checked (give a position column, or run an experiment)")
+        else:
+            dec_ratio, dec_ci, p_raw = drift.ratio, drift.ratio_ci, drift.p
+            tgt = _target(effect, drift.ratio, noise_band)  # not the drift-biased estimate
+            mde, need = _paired_resolution(pr, tgt, alpha, noise_band)
+            if margin is not None and drift.se_log > 0 and drift.method != "none":
+                tost = tost_from_log_estimate(drift.mean_log, drift.se_log, drift.df, margin,
+                                              alpha)
     else:
         tgt = _target(effect, ratio, noise_band)
         mde, need, zero_notes = _unpaired_resolution(arm_a, arm_b, tgt, alpha, noise_band)
@@ -558,6 +624,17 @@ def analyze_samples(
                          "(--paired or a pair column) so drift cancels in the per-pair ratios")
     if margin is not None and tost is None:
         notes.append("equivalence not tested: the runs do not vary")
+    outliers = rank = without = None
+    if check_outliers:
+        tg = tags or (None, None)
+        outliers = flag_outliers(a, b, names, paired=paired, tags=tg)
+        if paired and pr is not None:
+            rank = signed_rank(_rank_log_ratios(a, b, pr, drift, tg), alpha)
+        if outliers.runs:
+            without = _without_outliers(a, b, names, outliers, paired=paired, tags=tg,
+                                        design=design, metric=metric, unit=unit,
+                                        higher_is_better=higher_is_better, alpha=alpha,
+                                        noise_band=noise_band, margin=margin, effect=effect)
     ev = ABEvidence(
         metric=metric, unit=unit, higher_is_better=higher_is_better, alpha=alpha,
         noise_band=noise_band, margin=margin, effect=effect, input_kind="samples", a=arm_a,
@@ -565,8 +642,73 @@ def analyze_samples(
         variance=base.variance, paired=pr, running=running, tost=tost,
         decided_by="paired" if paired else "welch", p_raw=p_raw, decision_ratio=dec_ratio,
         decision_ci=dec_ci, mde=mde, target_effect=tgt, runs_needed=need,
-        stably_slow=base.stably_worse, notes=notes)
+        stably_slow=base.stably_worse, notes=notes, drift=drift, outliers=outliers, rank=rank,
+        without_outliers=without)
     return decide(ev)
+
+
+def _drift(a: Sequence[float], b: Sequence[float],
+           tags: tuple[RunTags | None, RunTags | None] | None, design: str | None,
+           alpha: float) -> DriftAdjusted | None:
+    """The drift-adjusted paired analysis when both arms' positions are known, else ``None``."""
+    if tags is None or tags[0] is None or tags[1] is None:
+        return None
+    pa, pb = tags[0].positions, tags[1].positions
+    if pa is None or pb is None or len(pa) != len(a) or len(pb) != len(b):
+        return None
+    known = design if design in ("alternate", "abba", "random-blocks") else None
+    return drift_adjusted_paired(a, b, pa, pb, alpha, design=known)  # type: ignore[arg-type]
+
+
+def _rank_log_ratios(a: Sequence[float], b: Sequence[float], pr: PairedResult,
+                     drift: DriftAdjusted | None,
+                     tags: tuple[RunTags | None, RunTags | None]) -> list[float]:
+    """Pair log ratios for the rank companion; with known positions, less a robust drift.
+
+    ``d_k − β̃·Δ_k`` with β̃ the Theil–Sen slope (Sen 1968) of the pair means on
+    the pair centres (:func:`tokcaliper.stats.paired_drift.robust_slope`): one
+    wild run moves the least-squares slope of the decider, not the median slope.
+    """
+    d = list(pr.log_ratios)
+    if drift is None or drift.method == "none" or tags[0] is None or tags[1] is None:
+        return d
+    beta = robust_slope(a, b, tags[0].positions, tags[1].positions)  # type: ignore[arg-type]
+    if beta is None:
+        return d
+    return [x - beta * off for x, off in zip(d, drift.offsets)]
+
+
+def _without_outliers(a: Sequence[float], b: Sequence[float], names: tuple[str, str],
+                      report: OutlierReport, *, paired: bool,
+                      tags: tuple[RunTags | None, RunTags | None], design: str | None,
+                      **settings: object) -> OutlierFree:
+    """Re-run :func:`analyze_samples` without the flagged runs (pairs holding them when paired)."""
+    def keep(tg: RunTags | None, idx: list[int]) -> RunTags | None:
+        if tg is None:
+            return None
+        pick = (lambda seq: None if seq is None else [seq[i] for i in idx if i < len(seq)])
+        return RunTags(positions=pick(tg.positions), ids=pick(tg.ids), causes=pick(tg.causes))
+
+    if paired:
+        drop = set(report.pairs)
+        ia = ib = [k for k in range(len(a)) if k not in drop]
+        what = (f"{len(drop)} pair(s) holding the flagged run(s): pair "
+                + ", ".join(str(k + 1) for k in sorted(drop)))
+    else:
+        da = {r.index for r in report.runs if r.arm == names[0]}
+        db = {r.index for r in report.runs if r.arm == names[1]}
+        ia = [i for i in range(len(a)) if i not in da]
+        ib = [i for i in range(len(b)) if i not in db]
+        what = f"{len(da) + len(db)} flagged run(s)"
+    try:
+        an = analyze_samples([a[i] for i in ia], [b[i] for i in ib], names, paired=paired,
+                             tags=(keep(tags[0], ia), keep(tags[1], ib)), design=design,
+                             check_outliers=False, **settings)  # type: ignore[arg-type]
+    except InputError as e:
+        return OutlierFree(left_out=what, error=str(e))
+    return OutlierFree(left_out=what, verdict=an.verdict, summary=an.gate.summary,
+                       ratio=an.decision_ratio, ci=an.decision_ci, p=an.p_raw, mde=an.mde,
+                       runs_needed=an.runs_needed, target_effect=an.target_effect)
 
 
 def _unpaired_tost(a: ArmStats, b: ArmStats, margin: float | None, alpha: float) -> TostResult | None:
@@ -656,8 +798,9 @@ def decide(ev: ABEvidence, p_used: float | None = None, tost_p_used: float | Non
     assert ev.decision_ratio is not None
     p = ev.p_raw if p_used is None else p_used
     tp = None if ev.tost is None else (ev.tost.p if tost_p_used is None else tost_p_used)
-    label = ("paired p" if ev.decided_by == "paired" else "Welch p") + (
-        f" (Holm, {holm_m} metrics)" if holm_m > 1 else "")
+    base_label = ev.drift.label if ev.drift is not None else (
+        "paired p" if ev.decided_by == "paired" else "Welch p")
+    label = base_label + (f" (Holm, {holm_m} metrics)" if holm_m > 1 else "")
     n_have = ev.paired.n if ev.paired is not None else min(ev.a.n, ev.b.n)
     advice = runs_advice(n=n_have, need=ev.runs_needed, target=ev.target_effect,
                          band=ev.noise_band, effect_given=ev.effect is not None,
@@ -702,9 +845,14 @@ def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int) -> Verd
                 else f"paired t = {statistic(pr.t)}, df = {pr.df}, p = {p_value(pr.p)}")
         ar.append("pair ratios in run order: " + " ".join(fmt_ratio(r) for r in pr.ratios))
         ar.append(f"log ratios: mean {num(pr.mean_log, signed=True)}, sd {num(pr.sd_log)}, "
-                  f"se {num(pr.se_log)}; {ptxt}; ratio exp(mean) = {fmt_ratio(pr.ratio)}{pci}  (decides)")
+                  f"se {num(pr.se_log)}; {ptxt}; ratio exp(mean) = {fmt_ratio(pr.ratio)}{pci}"
+                  + ("  (unadjusted; shown beside)" if ev.drift is not None else "  (decides)"))
+    if ev.drift is not None:
+        ar.append(f"run positions: {ev.drift.describe()}  (decides)")
     if ev.running:
-        ar.append("verdict after each pair: " + "; ".join(s.text for s in ev.running))
+        ar.append("verdict after each pair (unadjusted paired t): "
+                  + "; ".join(s.text for s in ev.running))
+    ar.extend(_robust_lines(ev, lvl))
     v = ev.variance
     bf = "" if v.bf_p is None else f"Brown–Forsythe W = {statistic(v.bf_w)}, p = {p_value(v.bf_p)}; "
     f = "F undefined" if v.f is None else f"F = {statistic(v.f)}, p = {p_value(v.f_p)}"
@@ -739,7 +887,8 @@ def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int) -> Verd
 
     status = {"faster": Status.PASS, "equivalent": Status.PASS, "slower": Status.FAIL,
               "inconclusive": Status.NA}[g.verdict]
-    summary = g.summary
+    summary = (g.summary + _design_sentence(ev)
+               + _outlier_sentence(ev, advice=g.verdict == "inconclusive"))
     if ev.stably_slow is not None:
         s = ev.a if ev.stably_slow == na else ev.b
         word = "slow" if ev.higher_is_better else "worse"
@@ -751,6 +900,12 @@ def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int) -> Verd
     sources = [SOURCE_WELCH, SOURCE_RATIO_CI, SOURCE_VAR, SOURCE_MDE, SOURCE_GATE]
     if ev.paired is not None:
         sources.insert(1, SOURCE_PAIRED)
+    if ev.drift is not None:
+        sources.insert(2, SOURCE_DRIFT_ADJUST)
+    if ev.outliers is not None:
+        sources.append(SOURCE_OUTLIERS)
+    if ev.rank is not None:
+        sources.append(SOURCE_SIGNED_RANK)
     if ev.tost is not None:
         sources.append(SOURCE_TOST)
     if holm_m > 1:
@@ -761,6 +916,79 @@ def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int) -> Verd
               "names": [na, nb]}
     return Verdict(check="compare", title=f"{nb} vs {na} ({ev.metric})", status=status,
                    summary=summary, arithmetic=ar, inputs=inputs, sources=sources)
+
+
+def _design_sentence(ev: ABEvidence) -> str:
+    """Which design and adjustment decided, and what the unadjusted pairs said."""
+    dz = ev.drift
+    if dz is None:
+        return ""
+    if dz.method == "none":
+        return f"; design {dz.design}, decided by the paired t ({dz.reason})"
+    how = {"abba-blocks": "the 4-run blocks",
+           "trend+unadjusted": "the drift-adjusted and the unadjusted paired analysis together"
+           }.get(dz.method, "the paired analysis adjusted for drift")
+    drift = ("" if dz.drift_per_run is None else
+             f" (drift {percent(dz.drift_per_run, signed=True)}/run")
+    if drift and dz.implied_bias_log is not None:
+        drift += (f", which puts {percent(math.expm1(dz.implied_bias_log), signed=True)} into "
+                  "the unadjusted pair mean)")
+    elif drift:
+        drift += ")"
+    un = ""
+    if ev.paired is not None:
+        un = (f"; unadjusted paired: ratio {fmt_ratio(ev.paired.ratio)}, "
+              f"p = {p_value(ev.paired.p)}")
+    return f"; design {dz.design}, decided by {how}{drift}{un}"
+
+
+def _outlier_sentence(ev: ABEvidence, advice: bool) -> str:
+    """Flagged runs by name, the verdict without them, and the rank companion."""
+    o = ev.outliers
+    if o is None or not o.runs:
+        return ""
+    names = "; ".join(r.describe() for r in o.runs)
+    out = f"; {len(o.runs)} run(s) flagged as outliers ({names})"
+    w = ev.without_outliers
+    if w is not None and w.summary is not None:
+        out += f"; without them: {w.summary}"
+        if advice:
+            need = "more than 10⁹" if w.runs_needed is None else str(w.runs_needed)
+            out += (f"; the runs needed above come from a spread the flagged run(s) inflated "
+                    f"(without them: {need} runs per arm, MDE ±{percent(w.mde)})")
+    elif w is not None:
+        out += f"; without them no comparison: {w.error}"
+    if ev.rank is not None:
+        rk = ev.rank
+        ci = "" if rk.ratio_ci is None else (f", {100 * (1 - rk.alpha):g}% CI "
+                                             f"{percent(rk.ratio_ci[0] - 1, signed=True)} … "
+                                             f"{percent(rk.ratio_ci[1] - 1, signed=True)}")
+        out += (f"; rank companion (Wilcoxon signed-rank, Hodges–Lehmann): "
+                f"{percent(rk.ratio - 1, signed=True)}{ci}, p = {p_value(rk.p)}")
+    return out
+
+
+def _robust_lines(ev: ABEvidence, lvl: str) -> list[str]:
+    """Arithmetic lines of the outlier check and the rank companion."""
+    lines = []
+    o = ev.outliers
+    if o is not None:
+        if o.runs:
+            lines.append(f"outliers ({o.basis}, |modified z| > {num(o.limit, 2, trim=True)}): "
+                         + "; ".join(r.describe() for r in o.runs))
+            w = ev.without_outliers
+            if w is not None:
+                lines.append(f"without {w.left_out}: "
+                             + (w.summary if w.summary is not None else f"no comparison ({w.error})"))
+        else:
+            lines.append(f"outliers ({o.basis}, |modified z| > {num(o.limit, 2, trim=True)}): none")
+    if ev.rank is not None:
+        rk = ev.rank
+        ci = "" if rk.ratio_ci is None else f" [{lvl} CI {_ci(rk.ratio_ci)}]"
+        lines.append(f"rank companion on the pair log ratios{' less the Theil–Sen drift' if ev.drift is not None and ev.drift.method != 'none' else ''}: "
+                     f"Wilcoxon signed-rank W = {num(rk.statistic, 6, trim=True)}, "
+                     f"p = {p_value(rk.p)}; Hodges–Lehmann ratio {fmt_ratio(rk.ratio)}{ci}")
+    return lines
 
 
 def apply_holm(analyses: Sequence[ABAnalysis]) -> list[ABAnalysis]:

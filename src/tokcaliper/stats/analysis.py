@@ -24,7 +24,12 @@ from tokcaliper.stats.covariates import CovariateRank, rank_covariates
 from tokcaliper.stats.describe import Description, describe
 from tokcaliper.stats.drift import DriftResult, mann_kendall
 
-__all__ = ["Analysis", "analyze_values"]
+__all__ = ["MAX_RUNS", "Analysis", "analyze_values"]
+
+#: Most runs one analysis takes. The Theil–Sen slope of the drift test is the
+#: median of every pair's slope, n(n−1)/2 of them: 5·10⁷ (400 MB) at 10,000
+#: runs, 5·10⁹ at 100,000. Everything else is O(n log n) or bounded.
+MAX_RUNS = 10_000
 
 
 class Analysis(BaseModel):
@@ -87,10 +92,15 @@ def analyze_values(
         :class:`Analysis`.
 
     Raises:
-        InputError: fewer than 5 runs, non-finite values, bad covariate lengths.
+        InputError: fewer than 5 or more than :data:`MAX_RUNS` runs,
+            non-finite values, bad covariate lengths.
     """
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be in (0, 1), got {alpha}")
+    if len(values) > MAX_RUNS:
+        raise InputError(f"{metric}: {len(values):,} runs; analyze takes at most {MAX_RUNS:,} (the drift "
+                         "test's Theil–Sen slope compares every pair of runs, n²/2 of them): analyse a "
+                         "window of the runs (e.g. --runs FIRST-LAST) or a sample of the rows")
     cov = dict(covariates or {})
     desc = describe(values, metric)
     split = best_split(values, alpha=alpha / 2, name=metric)

@@ -50,7 +50,8 @@ MIN_RUNS = 5
 #: Monte Carlo draws of the normal null distribution of R² (p resolution ≈ 5e-5).
 NULL_DRAWS = 20_000
 _NULL_SEED = 20260101
-_MAX_NULL_CELLS = 20_000_000  # draws × n kept in memory at once
+_MAX_NULL_CELLS = 20_000_000  # draws × n simulated (bounds the time)
+_NULL_BLOCK_CELLS = 1_000_000  # draws × n simulated at once (bounds the memory: ~10 arrays of it)
 
 
 def _split_r2_matrix(x: np.ndarray, min_group: int) -> tuple[np.ndarray, np.ndarray]:
@@ -105,7 +106,12 @@ def _null_r2(n: int, min_group: int) -> np.ndarray:
     """Sorted null draws of R² for n standard normal values (fixed seed)."""
     rng = np.random.default_rng(_NULL_SEED + 1000 * n + min_group)
     draws = max(2_000, min(NULL_DRAWS, _MAX_NULL_CELLS // n))
-    return np.sort(_split_r2_matrix(rng.standard_normal((draws, n)), min_group)[0])
+    # In blocks of rows: the generator's stream is the same however it is cut, so the
+    # draws are those of one (draws, n) call, without its ~10 temporaries of that size.
+    rows = max(1, _NULL_BLOCK_CELLS // n)
+    out = [_split_r2_matrix(rng.standard_normal((min(rows, draws - i), n)), min_group)[0]
+           for i in range(0, draws, rows)]
+    return np.sort(np.concatenate(out))
 
 
 def split_p_values(r2: np.ndarray | Sequence[float] | float, n: int, min_group: int = 2) -> np.ndarray:

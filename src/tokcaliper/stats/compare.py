@@ -26,6 +26,7 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel
 from scipy import stats as _st
 
@@ -300,15 +301,16 @@ def pair_ratios(a: Sequence[float], b: Sequence[float], alpha: float = 0.05,
     xa, xb = require_finite_values(a, "arm a"), require_finite_values(b, "arm b")
     if xa.size != xb.size:
         raise InputError(f"pairs need equal run counts per arm, got {xa.size} and {xb.size}")
+    ma, va = _prefix_mean_var(xa)
+    mb, vb = _prefix_mean_var(xb)
+    t_all, p_all = _prefix_welch(ma, va, mb, vb)
     steps: list[PairStep] = []
     for k in range(1, xa.size + 1):
         ai, bi = float(xa[k - 1]), float(xb[k - 1])
-        ma, mb = float(xa[:k].mean()), float(xb[:k].mean())
-        cum = mb / ma if ma > 0 else None
+        cum = float(mb[k - 1]) / float(ma[k - 1]) if ma[k - 1] > 0 else None
         t = p = None
         if k >= 2:
-            r = _st.ttest_ind(xa[:k], xb[:k], equal_var=False)
-            t, p = float(r.statistic), float(r.pvalue)
+            t, p = float(t_all[k - 1]), float(p_all[k - 1])
             t, p = (t if math.isfinite(t) else None), (p if math.isfinite(p) else None)
         ch = _change(p, cum, alpha, higher_is_better)
         mark = {"improved": "improved", "regressed": "regressed",
@@ -318,6 +320,44 @@ def pair_ratios(a: Sequence[float], b: Sequence[float], alpha: float = 0.05,
                               t=t, p=p, change=ch,
                               text=f"{_signed_pct(cum)} {mark} ({ptxt}, n={k}+{k})"))
     return steps
+
+
+def _prefix_mean_var(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and sample variance (ddof 1; NaN for one value) of every prefix ``x[:k]``, k = 1…n.
+
+    One pass of cumulative sums of the values shifted by the first one (the
+    shift keeps the one-pass variance formula free of cancellation: the sums
+    are of deviations, not of values ~10⁶ times larger), so all n prefixes cost
+    O(n) instead of n separate passes.
+    """
+    k = np.arange(1, x.size + 1, dtype=float)
+    d = x - x[0]
+    s1, s2 = np.cumsum(d), np.cumsum(d * d)
+    mean = x[0] + s1 / k
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = np.where(k > 1, (s2 - s1 * s1 / k) / (k - 1), np.nan)
+    return mean, np.maximum(var, 0.0)
+
+
+def _prefix_welch(ma: np.ndarray, va: np.ndarray, mb: np.ndarray, vb: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Welch's t and two-sided p of every prefix pair (k runs each), as ``scipy.stats.ttest_ind``.
+
+    ``t = (m_a − m_b) / √(v_a/k + v_b/k)``, Welch–Satterthwaite
+    ``df = (v_a/k + v_b/k)² / ((v_a/k)²/(k−1) + (v_b/k)²/(k−1))``,
+    ``p = 2·sf(|t|, df)``: one vectorised call of ``scipy.stats.t.sf`` for all
+    prefixes. NaN where undefined (k = 1; no spread and equal means); no spread
+    but different means gives t = ±inf and p = 0, as scipy does.
+    """
+    k = np.arange(1, ma.size + 1, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        qa, qb = va / k, vb / k
+        se = np.sqrt(qa + qb)
+        t = (ma - mb) / se
+        df = (qa + qb) ** 2 / (qa * qa / (k - 1) + qb * qb / (k - 1))
+        df = np.where(np.isnan(df), 1.0, df)  # no spread: any df (scipy's rule), t is ±inf or NaN
+        p = 2 * _st.t.sf(np.abs(t), df)
+    return t, p
 
 
 # ---------------------------------------------------------------- the verdict

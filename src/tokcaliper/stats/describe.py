@@ -25,8 +25,16 @@ from pydantic import BaseModel
 from scipy import stats as _st
 
 from tokcaliper.errors import InputError
+from tokcaliper.numbers import num
 
-__all__ = ["Description", "describe", "require_finite_values"]
+__all__ = ["MAX_MAGNITUDE", "Description", "describe", "require_finite_values"]
+
+#: Largest magnitude of a value the statistics take. They sum and square the
+#: values: 10⁵ values (the largest table a command reads) of 10¹⁰⁰ square and
+#: sum to 10²⁰⁵, far below the largest float (1.8·10³⁰⁸); values near that
+#: limit made the mean ∞ and the tests' p-values garbage. No measured figure
+#: (tok/s, seconds, watts, MHz) comes near 10¹⁰⁰.
+MAX_MAGNITUDE = 1e100
 
 
 class Description(BaseModel):
@@ -63,8 +71,9 @@ def require_finite_values(values: Sequence[float], name: str = "values") -> np.n
     """Return ``values`` as a 1-D float array, or raise :class:`InputError`.
 
     Raises:
-        InputError: when ``values`` is empty, not numeric, or holds NaN/±inf
-            (the message names ``name`` and the offending position).
+        InputError: when ``values`` is empty, not numeric, holds NaN/±inf or
+            a magnitude above :data:`MAX_MAGNITUDE` (the message names
+            ``name`` and the offending position).
     """
     try:
         arr = np.asarray(list(values), dtype=float)
@@ -78,6 +87,12 @@ def require_finite_values(values: Sequence[float], name: str = "values") -> np.n
     if bad.size:
         i = int(bad[0])
         raise InputError(f"{name} must be finite, got {arr[i]} at position {i + 1}")
+    huge = np.flatnonzero(np.abs(arr) > MAX_MAGNITUDE)
+    if huge.size:
+        i = int(huge[0])
+        raise InputError(f"{name}: {num(float(arr[i]), 3, trim=True)} at position {i + 1} is beyond "
+                         f"±{num(MAX_MAGNITUDE, 1)}: the statistics sum and square the values, which would "
+                         "overflow (no measured figure is that large)")
     return arr
 
 

@@ -563,6 +563,14 @@ def plan(
         raise InputError(f"--run-seconds must be > 0, got {_num(run_seconds)}")
     if not (math.isfinite(cooldown) and cooldown >= 0):
         raise InputError(f"--cooldown must be >= 0, got {_num(cooldown)}")
+    from tokcaliper.experiment.spec import MAX_DURATION_S, MAX_TIMEOUT_S  # bench's own bounds
+
+    if run_seconds is not None and run_seconds > MAX_DURATION_S:
+        raise InputError(f"--run-seconds must be ≤ {num(MAX_DURATION_S)} (7 days, the longest run bench "
+                         f"takes), got {_num(run_seconds)}")
+    if cooldown > MAX_TIMEOUT_S:
+        raise InputError(f"--cooldown must be ≤ {num(MAX_TIMEOUT_S)} (1 day, bench's bound), "
+                         f"got {_num(cooldown)}")
 
     _check_design(design)
     m_n = mde_quick(cv, n)
