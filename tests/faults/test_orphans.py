@@ -45,6 +45,13 @@ def _stored(db: Path) -> int:
         return 0
 
 
+def _children(pid: int) -> set[int]:
+    try:
+        return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    except OSError:
+        return set()
+
+
 def _server_records(cache: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((cache / "servers").glob("*.json"))]
 
@@ -54,9 +61,11 @@ def _kill_9_mid_run(args: list[str], db: Path, cache: Path) -> int:
     proc = subprocess.Popen([sys.executable, "-m", "tokcaliper", *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=_env(cache))
     pid = None
+    children: set[int] = set()  # for the clean-up, whatever the code under test does
     try:
         deadline = time.monotonic() + 240
         while _stored(db) < 1 and time.monotonic() < deadline and proc.poll() is None:
+            children |= _children(proc.pid)
             time.sleep(0.05)
         assert _stored(db) >= 1, "no run stored in time"
         recs = [r for r in _server_records(cache) if r["parent_pid"] == proc.pid]
@@ -70,10 +79,15 @@ def _kill_9_mid_run(args: list[str], db: Path, cache: Path) -> int:
             time.sleep(0.05)
         return pid
     finally:
+        children |= _children(proc.pid)
         if proc.poll() is None:
             proc.kill()
-        if pid is not None and process_alive(pid):
-            os.killpg(pid, signal.SIGKILL)  # the orphan the old code left
+            proc.wait(10)
+        for child in children | ({pid} if pid is not None else set()):
+            try:
+                os.killpg(child, signal.SIGKILL)  # an orphan the old code left (own session: pgid = pid)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 @pytest.mark.server
