@@ -8,7 +8,8 @@ subclass whose message names the culprit. The CLI prints
 Exit codes: 0 success; 1 internal error (a bug); 2 bad argument or input; 3 server
 unreachable, failed to start or died; 4 results database missing, unreadable or
 unwritable; 5 experiment stopped on purpose; 10 audit: a record fails a check;
-11 diff: the records are not comparable; 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.
+11 diff: the records are not comparable; 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP;
+141 the reader of stdout went away (``tokcaliper runs | head -1``), as for any tool killed by SIGPIPE.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ EXIT_AUDIT_FAIL = 10
 EXIT_NOT_COMPARABLE = 11
 #: An unexpected internal error (a bug): the one-line message says so.
 EXIT_INTERNAL = 1
+#: stdout's reader closed the pipe (``tokcaliper runs | head -1``): 128 + SIGPIPE, the
+#: status a shell reports for any tool stopped that way; nothing is printed.
+EXIT_BROKEN_PIPE = 141
 
 
 class TokcaliperError(Exception):
@@ -47,6 +51,11 @@ class StoreError(TokcaliperError):
     """The results database cannot be opened, written or queried."""
 
     exit_code = 4
+
+
+class ExperimentBusy(StoreError):
+    """Another live process is measuring this experiment (``experiment run`` or ``resume``);
+    the message names its pid. Exit 4, like a locked database."""
 
 
 class ExperimentStopped(TokcaliperError):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tokcaliper.errors import ExperimentStopped
+from tokcaliper.errors import ExperimentStopped, Interrupted
 from tokcaliper.experiment.analysis import analyze_experiment
 from tokcaliper.experiment.execute import ExperimentEvents, create_experiment, execute_experiment, segments
 from tokcaliper.experiment.spec import parse_experiment
@@ -148,9 +148,13 @@ switch = "true"
 
         with Store(tmp_path / "x.db") as store:
             exp_id = create_experiment(spec, "", store)
-            with pytest.raises(KeyboardInterrupt):
+            # Issue 22 item 8: the interruption says what is kept and how to go on, as bench does.
+            with pytest.raises(Interrupted) as info:
                 execute_experiment(exp_id, spec, store, command_line="t",
                                    events=ExperimentEvents(on_run=stop_after_three))
+            note = str(info.value)
+            assert f"3 measured run(s) of experiment {exp_id} kept in {store.path}" in note, note
+            assert f"`tokcaliper experiment resume {exp_id} --db {store.path}`" in note, note
             assert store.get_experiment(exp_id).status == "stopped"
             first = [r.position for r in store.session_runs(exp_id) if not r.warmup_run]
             assert first == [0, 1, 2]

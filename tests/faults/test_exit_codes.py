@@ -61,3 +61,47 @@ def test_audit_brief_prints_no_library_warning(tmp_path):
                               env=env, timeout=120)
         assert proc.returncode in (0, 10), proc.stderr
         assert "Warning" not in proc.stderr and "site-packages" not in proc.stderr, proc.stderr
+
+
+def _subprocess_env() -> dict[str, str]:
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env.pop("TOKCALIPER_DEBUG", None)
+    return env
+
+
+def test_attribute_on_a_missing_database_exits_4_like_every_reader(cli, tmp_path):
+    """Issue 22 item 14: `attribute … --db nonexist.db` exited 2; `runs`, `show`,
+    `experiment show` exit 4 for a missing database."""
+    missing = str(tmp_path / "nonexist.db")
+    code, _out, err = cli("attribute", "abc", "--db", missing)
+    assert code == 4, err
+    assert "nonexist.db" in err and err.count("\n") == 1
+    code_runs, _o, _e = cli("runs", "--db", missing)
+    assert code_runs == code
+
+
+@pytest.mark.parametrize("args", [("runs",), ("runs", "--json"), ("show", "1")])
+def test_a_closed_stdout_ends_quietly_with_141(tmp_path, args):
+    """Issue 22 item 14: `tokcaliper runs | head -1` exited 1 (the internal-error code):
+    rich turned the broken pipe into SystemExit(1). Now 141 (128 + SIGPIPE, what a shell
+    reports for any tool stopped by a closed pipe), nothing on stderr."""
+    import subprocess
+    import sys
+
+    from tests.faults.conftest import make_run
+    from tokcaliper.errors import EXIT_BROKEN_PIPE
+    from tokcaliper.store import Store
+
+    db = tmp_path / "t.db"
+    with Store(db) as store:
+        for _ in range(3):
+            store.save_run(make_run())
+    proc = subprocess.Popen([sys.executable, "-m", "tokcaliper", *args, "--db", str(db)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_subprocess_env())
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader is gone before anything is written
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == EXIT_BROKEN_PIPE == 141, err
+    assert err == b"", err

@@ -128,3 +128,27 @@ def test_bench_refuses_an_unwritable_db_before_contacting_the_server(tmp_path, c
     # nothing listens on port 9: had the server been contacted first, the error would be exit 3
     code, _, err = cli("bench", "--url", "http://127.0.0.1:9", "--repeat", "1", "--db", str(blocked / "t.db"))
     assert code == 4 and "cannot be created" in err
+
+
+def test_two_processes_creating_one_database_at_once_both_succeed(tmp_path, monkeypatch):
+    """Issue 22 item 4: process B reads user_version 0, then process A creates and
+    upgrades the file before B takes the write lock. B must re-read the version under
+    the lock, not run the steps again ("duplicate column name: position")."""
+    db = tmp_path / "new.db"
+    real = sqlite3.connect
+    fired: list[bool] = []
+
+    class Racing(sqlite3.Connection):
+        def execute(self, sql, *args):  # type: ignore[override]
+            if sql == "BEGIN IMMEDIATE" and not fired:
+                fired.append(True)
+                monkeypatch.setattr(sq.sqlite3, "connect", real)
+                Store(db).close()  # the other process wins the race
+            return super().execute(sql, *args)
+
+    monkeypatch.setattr(sq.sqlite3, "connect", lambda path, **kw: real(path, factory=Racing, **kw))
+    with Store(db) as store:  # the slower process
+        assert fired
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == sq.SCHEMA_VERSION
+        store.save_run(make_run())
+        assert len(store.list_runs()) == 1

@@ -433,15 +433,13 @@ def attribute_experiment(db: str, exp_id: str, alpha: float = 0.05) -> Attributi
     :func:`tokcaliper.model.metrics.get_metric`.
 
     Raises:
-        InputError: no such database or experiment, or as :func:`analyse_attribution`.
+        StoreError: the database is missing or not a tokcaliper database.
+        InputError: no such experiment, or as :func:`analyse_attribution`.
     """
-    from pathlib import Path
-
     from tokcaliper.model.metrics import get_metric
     from tokcaliper.store import Store
 
-    if not Path(db).exists():
-        raise InputError(f"no database {db} (give --db)")
+    # A missing or unusable database is a StoreError (exit 4), as for every other reader.
     with Store(db, create=False) as s:
         exp = s.get_experiment(exp_id)
         runs = s.session_runs(exp.id)

@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from tokcaliper.cli._app import JSON_HELP, app
-from tokcaliper.errors import EXIT_INTERNAL, Interrupted, TokcaliperError
+from tokcaliper.errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, Interrupted, TokcaliperError
 
 # Command modules register themselves on import.
 from tokcaliper.cli import bench as _bench  # noqa: F401,E402
@@ -63,6 +63,12 @@ def _main(argv: list[str] | None) -> int:
     sys.unraisablehook = _quiet_interrupts(sys.unraisablehook)
     try:
         rv = command.main(args=argv, prog_name="tokcaliper", standalone_mode=False)
+    except SystemExit:
+        # click turns a write to a closed stdout (EPIPE) into SystemExit(1) after wrapping
+        # sys.stdout in its PacifyFlushWrapper: that 1 is not a bug.
+        if _pacified(sys.stdout):
+            return _broken_pipe()
+        raise
     except typer.Exit as e:  # --help, --version-like early exits
         return e.exit_code
     except (typer.Abort, KeyboardInterrupt) as e:
@@ -78,6 +84,8 @@ def _main(argv: list[str] | None) -> int:
             return 2
         print(f"tokcaliper: error: {_one_line(e.format_message())} (see --help)", file=sys.stderr)
         return int(getattr(e, "exit_code", 2))
+    except BrokenPipeError:
+        return _broken_pipe()
     except Exception as e:  # never a traceback for the user
         if os.environ.get("TOKCALIPER_DEBUG"):
             raise
@@ -93,21 +101,59 @@ def _main(argv: list[str] | None) -> int:
     return rv if isinstance(rv, int) else 0
 
 
+def _pacified(stream: object) -> bool:
+    """Is ``stream`` click's wrapper put around stdout/stderr after a write to a closed pipe?"""
+    return type(stream).__name__ in ("PacifyFlushWrapper", "_PacifyFlushWrapper")
+
+
+def _broken_pipe() -> int:
+    """stdout's reader went away: point stdout at /dev/null (so that the flush at exit
+    cannot fail again with "Exception ignored … BrokenPipeError") and return
+    :data:`EXIT_BROKEN_PIPE`, printing nothing (the Python docs' note on SIGPIPE)."""
+    for name in ("stdout", "stderr"):  # undo click's wrappers (see _main)
+        stream = getattr(sys, name)
+        if _pacified(stream):
+            setattr(sys, name, stream.wrapped)
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout already closed or not a file
+        pass
+    return EXIT_BROKEN_PIPE
+
+
 #: Signals that stop tokcaliper like Ctrl-C (a CI cancel, ``timeout``, a closed terminal).
 STOP_SIGNALS = ("SIGTERM", "SIGHUP")
 #: The stop signal received in this process, if any (sets the exit code, 128 + signum).
 _received: list[int] = []
 
 
-def _on_stop_signal(signum: int, _frame: object) -> None:
-    """Turn SIGTERM/SIGHUP into Ctrl-C: re-raise as SIGINT, so that whatever handles
-    Ctrl-C at that moment (asyncio's runner cancelling the load, or KeyboardInterrupt)
-    runs the same clean-up: stop the run, the managed server and the samplers, keep
-    what is stored. A second stop signal is ignored so it cannot cut the clean-up short."""
+def _on_stop_signal(signum: int, frame: object) -> None:
+    """Stop on SIGTERM/SIGHUP as on Ctrl-C: call whatever handles Ctrl-C at that moment
+    (asyncio's runner cancelling the load, or Python's KeyboardInterrupt), so that the
+    same clean-up runs: stop the run, the managed server and the samplers, keep what is
+    stored. A second stop signal is ignored so it cannot cut the clean-up short.
+
+    The Ctrl-C handler is called directly, not through ``raise_signal(SIGINT)``: a
+    process started with SIGINT ignored (``cmd &`` in a non-interactive shell) has no
+    Python SIGINT handler, so a re-raised SIGINT did nothing and SIGTERM was lost
+    (issue 22 item 1). Then the running load phase is cancelled the way asyncio does
+    it (:func:`tokcaliper.load.driver.interrupt_phase`), or KeyboardInterrupt is raised
+    here; SIGINT itself stays ignored.
+    """
     _received.append(signum)
     for name in STOP_SIGNALS:
         signal.signal(getattr(signal, name), signal.SIG_IGN)
-    signal.raise_signal(signal.SIGINT)
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+        return
+    # SIG_IGN or SIG_DFL inherited: no asyncio handler either. Cancel a running load
+    # phase as asyncio would (it then raises KeyboardInterrupt), else raise it here.
+    from tokcaliper.load.driver import interrupt_phase
+
+    if not interrupt_phase():
+        signal.default_int_handler(signal.SIGINT, frame)
 
 
 def _stop_on_signals() -> dict[int, object]:

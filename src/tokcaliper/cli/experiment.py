@@ -36,6 +36,7 @@ def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_
     from tokcaliper.report.output import stderr
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
 
+    store.claim_experiment(exp_id)  # refuse a second runner before any progress line (held on by execute)
     total = len(spec.run_order())
     already = len([r for r in store.session_runs(exp_id) if not r.warmup_run])
     interval = spec.load.telemetry_interval_s
@@ -76,10 +77,38 @@ def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_
         return {}
 
     with progress:
-        return execute_experiment(
+        result = execute_experiment(
             exp_id, spec, store, base_dir=source_dir, on_mismatch=on_mismatch,  # type: ignore[arg-type]
             events=events, telemetry=telemetry, idle_power=idle, host=collect_host_info(),
         )
+    if result.already_decided and result.decision is not None:
+        stderr.print(f"experiment {exp_id} is already decided, nothing to measure: "
+                     f"{result.decision.reason}", markup=False)
+    return result
+
+
+def no_valid_run(exp_id: str, store) -> str | None:  # type: ignore[no-untyped-def]
+    """The one-line reason for exit 3 (as ``bench``'s) when the experiment holds no valid
+    measured run (no arm started, or every run failed), naming the outcomes; else None."""
+    from tokcaliper.report.text import plain
+
+    runs = [r for r in store.session_runs(exp_id) if not r.warmup_run]
+    if any(r.valid for r in runs):
+        return None
+    reasons = [f"{o.kind}: {o.reason}" for o in store.outcomes(exp_id)]
+    reasons += [f"run #{r.id} invalid: {r.invalid_reason}" for r in runs[:1]]
+    detail = "; ".join(" ".join(plain(x).split())[:300] for x in reasons[:3]) or "no run was measured"
+    more = f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else ""
+    return f"experiment {exp_id}: no valid run in {store.path}: {detail}{more}"
+
+
+def fail_if_nothing_valid(exp_id: str, store) -> None:  # type: ignore[no-untyped-def]
+    """Raise :class:`ServerError` (exit 3) with :func:`no_valid_run`'s reason, if any."""
+    from tokcaliper.errors import ServerError
+
+    reason = no_valid_run(exp_id, store)
+    if reason is not None:
+        raise ServerError(reason)
 
 
 def _show(exp_id: str, store, json_out: bool) -> None:  # type: ignore[no-untyped-def]
@@ -118,13 +147,14 @@ def run_cmd(
     if spec.url is not None:
         check_reachable(spec.url)  # before the experiment exists: no empty "stopped" row
     with Store(db) as store:
-        exp_id = create_experiment(spec, source, store)
+        exp_id = create_experiment(spec, source, store, base_dir=file.resolve().parent)
         stderr.print(f"experiment {exp_id}: {len(spec.run_order())} measured runs "
                      f"({spec.runs_per_arm} per arm, order {spec.order}"
                      + ("" if spec.seed is None else f", seed {spec.seed}")
                      + f"); stored in {db}", markup=False)
         execute_with_progress(exp_id, spec, file.resolve().parent, store, on_mismatch, json_out)
         _show(exp_id, store, json_out)
+        fail_if_nothing_valid(exp_id, store)
 
 
 @experiment_app.command("resume")
@@ -148,6 +178,7 @@ def resume_cmd(
         ensure_fd_room(spec.load.concurrency, "[load] concurrency")
         execute_with_progress(row.id, spec, None, store, on_mismatch, json_out)
         _show(row.id, store, json_out)
+        fail_if_nothing_valid(row.id, store)
 
 
 @experiment_app.command("show")

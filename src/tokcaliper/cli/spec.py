@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
-from tokcaliper.errors import InputError
+from tokcaliper.errors import InputError, ServerError
 from tokcaliper.fileio import read_text
 from tokcaliper.numbers import num
 from tokcaliper.spec.metrics import COST_PROXY, DEFINITIONS, LIMIT
@@ -171,7 +171,7 @@ def sweep_cmd(
     Welch's t between neighbouring k, best k by AL and by AL/(k+1), and the warning when they
     differ. A k whose server does not start is a row with its reason (M8).
     """
-    from tokcaliper.cli.experiment import execute_with_progress
+    from tokcaliper.cli.experiment import execute_with_progress, no_valid_run
     from tokcaliper.experiment.analysis import analyze_experiment
     from tokcaliper.experiment.execute import create_experiment
     from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec
@@ -209,6 +209,7 @@ def sweep_cmd(
         spec = ExperimentSpec.model_validate(analysis.spec.model_dump())
         table = sweep_table(spec, store.session_runs(exp_id, with_requests=True), analysis.outcomes,
                             server_kind)  # type: ignore[arg-type]
+        failed = no_valid_run(exp_id, store) if experiment is None else None
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
         render_window_table(console, table)
@@ -216,3 +217,5 @@ def sweep_cmd(
                       "and the comparison of each k against the first", markup=False)
 
     emit({"experiment": exp_id, "table": table, "comparisons": analysis.comparisons}, json_out, render)
+    if failed is not None:  # no k's server started: exit 3, as bench
+        raise ServerError(failed)

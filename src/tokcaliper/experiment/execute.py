@@ -14,6 +14,8 @@ moment it finishes, :func:`execute_experiment` called again on the same id
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shlex
 import sys
 import time
@@ -23,15 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from tokcaliper.errors import ExperimentStopped, InputError, ServerError
+from tokcaliper.errors import ExperimentStopped, InputError, Interrupted, ServerError, StoreError
 from tokcaliper.experiment.commands import fill_command, readback_matches
 from tokcaliper.experiment.analysis import sequential_decision
 from tokcaliper.experiment.order import schedule
 from tokcaliper.experiment.runner import SERVER_DIED, RunPlace, RunSetup, measure_run
 from tokcaliper.experiment.spec import ArmSpec, ExperimentSpec
-from tokcaliper.experiment.switch import run_command
+from tokcaliper.experiment.switch import MAX_READ_BYTES, run_command, short
 from tokcaliper.load.driver import OnRequest
-from tokcaliper.load.prompts import load_prompts
+from tokcaliper.load.prompts import Messages, load_prompts
 from tokcaliper.model.run import Run
 from tokcaliper.model.timestamps import utc_now_iso
 from tokcaliper.servers.counters import discover_model
@@ -76,6 +78,7 @@ class ExperimentResult:
         pending: measured positions still missing afterwards (arms that failed,
             or pairs not needed because the sequential rule decided).
         decision: the sequential rule's last decision (``until_decided`` only).
+        already_decided: the rule had decided before this call, which measured nothing.
     """
 
     experiment_id: str
@@ -83,6 +86,7 @@ class ExperimentResult:
     outcomes: list[Outcome] = field(default_factory=list)
     pending: list[int] = field(default_factory=list)
     decision: SequentialDecision | None = None
+    already_decided: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,12 +121,56 @@ def segments(spec: ExperimentSpec) -> list[Segment]:
     return out
 
 
-def create_experiment(spec: ExperimentSpec, source_text: str, store: Store) -> str:
-    """Store a new experiment (before any run) and return its id."""
+def create_experiment(spec: ExperimentSpec, source_text: str, store: Store,
+                      base_dir: Path | None = None) -> str:
+    """Store a new experiment (before any run) and return its id.
+
+    A relative ``load.prompts`` is resolved here, once, against ``base_dir`` (the
+    experiment file's folder; None: the current folder) and stored absolute, so that
+    ``experiment resume`` from any folder reads the same file (issue 22 item 5).
+    """
     exp_id = uuid.uuid4().hex[:12]
+    prompts_path = None
+    if spec.load.prompts is not None:
+        p = Path(spec.load.prompts).expanduser()
+        prompts_path = str((p if p.is_absolute() or base_dir is None else base_dir / p).absolute())
     store.create_experiment(exp_id, spec.name or "experiment", spec.model_dump(mode="json"),
-                            source_text, utc_now_iso())
+                            source_text, utc_now_iso(), prompts_path=prompts_path)
     return exp_id
+
+
+def prompts_digest(prompts: list[Messages]) -> str:
+    """SHA-256 (hex) of a prompt set's canonical JSON: the same prompts give the same digest
+    whatever the file's layout (key order, spacing, BOM)."""
+    text = json.dumps(prompts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _experiment_prompts(exp_id: str, spec: ExperimentSpec, store: Store,
+                        base_dir: Path | None) -> list[Messages]:
+    """The prompts ``exp_id`` measures with: the file its first run resolved (or the built-in
+    set), checked against the digest stored then; recorded at the first call.
+
+    Raises:
+        InputError: the prompts file cannot be read, or holds other prompts than when the
+            experiment's first run read it.
+    """
+    row = store.get_experiment(exp_id)
+    path = row.prompts_path
+    if path is None and spec.load.prompts is not None:  # stored before schema v4
+        p = Path(spec.load.prompts)
+        path = str(p if p.is_absolute() or base_dir is None else base_dir / p)
+    prompts = load_prompts(Path(path) if path else None)
+    digest = prompts_digest(prompts)
+    if row.prompts_sha256 is None:
+        store.set_experiment_prompts(exp_id, path, digest)
+    elif row.prompts_sha256 != digest:
+        where = f"prompts file {path}" if path else "the built-in prompt set"
+        raise InputError(
+            f"experiment {exp_id}: {where} has changed since the experiment's first run "
+            f"(prompts sha256 {row.prompts_sha256[:12]}…, now {digest[:12]}…); its runs would not "
+            "be comparable: restore the file, or start a new experiment")
+    return prompts
 
 
 def _local_fields() -> dict[str, str]:
@@ -190,7 +238,8 @@ def execute_experiment(
         exp_id: from :func:`create_experiment` (or a stored one, to resume).
         spec: the validated experiment file.
         store: where runs and outcomes go, each the moment it exists.
-        base_dir: folder that relative paths in the file (prompts) are relative to.
+        base_dir: folder a relative prompts path is relative to, for an experiment stored
+            before schema v4 (later ones keep the path :func:`create_experiment` resolved).
         on_mismatch: ``"stop"`` (default) ends the experiment at a read-back
             mismatch; ``"continue"`` stores that arm's runs as invalid and goes on.
         events: live-display callbacks.
@@ -202,20 +251,52 @@ def execute_experiment(
     Returns:
         :class:`ExperimentResult`.
 
+    An ``until_decided`` experiment whose rule has already decided measures nothing
+    (``already_decided`` in the result).
+
     Raises:
+        ExperimentBusy: another live process is measuring ``exp_id`` (its pid is named).
         ExperimentStopped: a read-back mismatch with ``on_mismatch="stop"``.
         ServerError: the live server (``url``) is unreachable or died; runs so far are stored.
-        InputError: a command template cannot be filled, the prompts file is bad.
+        InputError: a command template cannot be filled, the prompts file is bad or has
+            changed since the experiment's first run.
+        Interrupted: Ctrl-C, SIGTERM or SIGHUP; the message says which runs are kept and
+            gives the resume command.
     """
     ev = events or ExperimentEvents()
     result = ExperimentResult(experiment_id=exp_id)
-    prompts_path = spec.load.prompts
-    if prompts_path is not None and base_dir is not None and not Path(prompts_path).is_absolute():
-        prompts_path = str(base_dir / prompts_path)
-    prompts = load_prompts(Path(prompts_path) if prompts_path else None)
+    # One process measures an experiment at a time (a second `resume` refuses, naming
+    # the holder's pid); what is done is read only once the claim is held.
+    store.claim_experiment(exp_id)
+    try:
+        return _execute_claimed(exp_id, spec, store, result, ev, base_dir=base_dir,
+                                on_mismatch=on_mismatch, telemetry=telemetry,
+                                idle_power=idle_power, host=host, command_line=command_line)
+    finally:
+        try:
+            store.release_experiment(exp_id)
+        except StoreError:
+            pass  # must not hide the outcome; a claim of a process that has ended is stale anyway
+
+
+def _execute_claimed(
+    exp_id: str, spec: ExperimentSpec, store: Store, result: ExperimentResult,
+    ev: ExperimentEvents, *, base_dir: Path | None, on_mismatch: OnMismatch,
+    telemetry: Callable[[], object] | None, idle_power: Callable[[], dict[str, float]] | None,
+    host: object | None, command_line: str | None,
+) -> ExperimentResult:
+    """:func:`execute_experiment` once this process holds the experiment's claim."""
+    prompts = _experiment_prompts(exp_id, spec, store, base_dir)
     command_line = command_line or shlex.join(["tokcaliper", *sys.argv[1:]])
 
     stored = store.session_runs(exp_id)
+    if spec.until_decided:
+        # Decided before: nothing to do (another pair would break the rule's error rates).
+        decision = sequential_decision(spec, stored)
+        if decision is not None and decision.decided:
+            result.decision, result.already_decided = decision, True
+            store.set_experiment_status(exp_id, "finished")
+            return result
     done = {r.position for r in stored if not r.warmup_run and r.position is not None
             and not (r.invalid_reason or "").startswith(SERVER_DIED)}  # measure a crashed run again
     repetition = _repetitions(spec)
@@ -249,7 +330,7 @@ def execute_experiment(
             if arm.name in failed_arms:
                 continue
             ev.on_status(f"switching to arm {arm.name}")
-            failure = _switch(arm, server)
+            failure = _switch(arm, server, spec.command_timeout_s)
             if failure is not None:
                 kind, reason = failure
                 outcome(None, arm.name, kind, reason)
@@ -257,7 +338,7 @@ def execute_experiment(
                 continue
             readback, valid, invalid_reason = None, True, None
             if arm.readback is not None:
-                readback, valid, invalid_reason = _read_back(arm, server)
+                readback, valid, invalid_reason = _read_back(arm, server, spec.command_timeout_s)
                 if not valid:
                     outcome(pending[0], arm.name, "readback_mismatch", invalid_reason or "")
                     if on_mismatch == "stop":
@@ -312,6 +393,8 @@ def execute_experiment(
                     raise  # the live server is gone: nothing else can run
                 server.stop()  # the next segment restarts it
         finished = True
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP (see tokcaliper.cli.main): say what is kept
+        raise Interrupted(_kept_note(exp_id, store, stored, result)) from None
     finally:
         server.stop()
         all_positions = {p for p, _arm in spec.run_order()}
@@ -322,6 +405,17 @@ def execute_experiment(
         elif store.get_experiment(exp_id).status == "running":
             store.set_experiment_status(exp_id, "stopped")
     return result
+
+
+def _kept_note(exp_id: str, store: Store, stored: list[Run], result: ExperimentResult) -> str:
+    """What an interrupted experiment keeps, and how to go on (as ``bench`` says it)."""
+    measured = [r for r in [*stored, *result.runs] if not r.warmup_run]
+    here = [r for r in result.runs if not r.warmup_run]
+    ids = ", ".join(f"#{r.id}" for r in here)
+    runs = (f"{len(measured)} measured run(s) of experiment {exp_id} kept in {store.path}"
+            + (f" ({len(here)} from this call: {ids})" if here else " (none from this call)"))
+    return (f"the run in progress is not stored; {runs}; continue with "
+            f"`tokcaliper experiment resume {exp_id} --db {store.path}`")
 
 
 class _Decided(Exception):
@@ -338,7 +432,7 @@ def _repetitions(spec: ExperimentSpec) -> dict[int, int]:
     return out
 
 
-def _switch(arm: ArmSpec, server: _Server) -> tuple[str, str] | None:
+def _switch(arm: ArmSpec, server: _Server, timeout_s: float) -> tuple[str, str] | None:
     """Put the system in ``arm``'s state; returns ``(kind, reason)`` when that fails (M8)."""
     if arm.kind == "server":
         try:
@@ -348,20 +442,30 @@ def _switch(arm: ArmSpec, server: _Server) -> tuple[str, str] | None:
             return "failed_start", f"arm {arm.name}: {e}"
         return None
     port, host_ = _port_host(server)
-    res = run_command(_argv(arm.switch, arm, port=port, host=host_, shell=arm.shell))  # type: ignore[arg-type]
+    res = run_command(_argv(arm.switch, arm, port=port, host=host_, shell=arm.shell),  # type: ignore[arg-type]
+                      timeout_s)
     if not res.ok:
         return "switch_failed", f"arm {arm.name}: switch command {res.describe_failure()}"
     return None
 
 
-def _read_back(arm: ArmSpec, server: _Server) -> tuple[str, bool, str | None]:
-    """Run the read-back: (what it printed, matches?, why not)."""
+def _read_back(arm: ArmSpec, server: _Server, timeout_s: float) -> tuple[str, bool, str | None]:
+    """Run the read-back: (what it printed, cut to store; matches?; why not).
+
+    The whole output is matched, never the stored copy (issue 22 item 7: 2100 × "x" then
+    an error line passed ``expect_regex = "x+"`` on a 2000-character cut); output over
+    :data:`~tokcaliper.experiment.switch.MAX_READ_BYTES` cannot be matched and is refused.
+    """
     port, host_ = _port_host(server)
-    res = run_command(_argv(arm.readback, arm, port=port, host=host_, shell=arm.shell))  # type: ignore[arg-type]
-    printed = res.stdout.strip()
+    res = run_command(_argv(arm.readback, arm, port=port, host=host_, shell=arm.shell),  # type: ignore[arg-type]
+                      timeout_s)
+    printed = short(res.stdout.strip())
     expected = arm.expect if arm.expect is not None else f"/{arm.expect_regex}/"
     if not res.ok:
         return printed, False, f"arm {arm.name}: read-back {res.describe_failure()}"
+    if res.overflow:
+        return printed, False, (f"arm {arm.name}: read-back {' '.join(res.argv)!r} printed more than "
+                                f"{MAX_READ_BYTES:,} bytes, expected {expected!r}")
     if not readback_matches(res.stdout, arm.expect, arm.expect_regex):
         return printed, False, (f"arm {arm.name}: read-back {' '.join(res.argv)!r} printed "
                                 f"{printed[:200]!r}, expected {expected!r}")

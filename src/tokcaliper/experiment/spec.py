@@ -347,6 +347,7 @@ class ExperimentSpec(_Strict):
         until_decided: add pairs only until the sequential rule decides
             (:mod:`tokcaliper.stats.sequential`); ``runs_per_arm`` is then the
             cap. Two arms, interleaved order only.
+        command_timeout_s: how long one switch or read-back command may run (s).
     """
 
     name: str | None = None
@@ -365,6 +366,7 @@ class ExperimentSpec(_Strict):
     noise_band: float = Field(0.01, ge=0, lt=1)
     alpha: float = Field(0.05, gt=0, lt=0.5)
     until_decided: bool = False
+    command_timeout_s: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
 
     @field_validator("url")
     @classmethod

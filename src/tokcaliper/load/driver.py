@@ -44,7 +44,8 @@ from tokcaliper.load.summary import percentiles
 from tokcaliper.load.synthetic import SyntheticWorkload
 from tokcaliper.model.run import ArrivalStats, ClientHealth, LoadConfig, RequestRecord
 
-__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "prepare_requests", "run_phase",
+__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "interrupt_phase", "prepare_requests",
+           "run_phase",
            "run_phase_async", "salted"]
 
 #: Called after each request ends, with the request's index (progress bars).
@@ -412,13 +413,65 @@ def run_phase(
     if warmup and cfg.warmup == 0:
         return Phase()
     runner = asyncio.Runner()
+    here = _RunningPhase()
+
+    async def main() -> Phase:
+        here.loop, here.task = asyncio.get_running_loop(), asyncio.current_task()
+        return await run_phase_async(cfg, prompts, warmup=warmup, on_request=on_request,
+                                     synth=synth, prepared=prepared)
+
+    main_thread = threading.current_thread() is threading.main_thread()
     try:
         with _sigint_deferred():
             runner.get_loop()  # builds the event loop
-        return runner.run(run_phase_async(cfg, prompts, warmup=warmup, on_request=on_request,
-                                          synth=synth, prepared=prepared))
+        if main_thread:
+            _RUNNING.append(here)
+        try:
+            return runner.run(main())
+        except asyncio.CancelledError:
+            if here.interrupted:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            if main_thread:
+                _RUNNING.remove(here)
     finally:
         runner.close()
+
+
+class _RunningPhase:
+    """The event loop and main task of a phase running in the main thread."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.task: asyncio.Task[Phase] | None = None
+        self.interrupted = False
+
+
+#: Phases running now in the main thread (innermost last); see :func:`interrupt_phase`.
+_RUNNING: list[_RunningPhase] = []
+
+
+def interrupt_phase() -> bool:
+    """Stop the phase running in the main thread as asyncio's own Ctrl-C handler does:
+    cancel its main task (the requests in flight are cancelled and the connections
+    closed), wake the loop, and make :func:`run_phase` raise KeyboardInterrupt.
+
+    For a stop signal (SIGTERM, SIGHUP) received when Python has no SIGINT handler to
+    hand it to (SIGINT inherited as ignored): raising KeyboardInterrupt inside a
+    running loop instead leaves its tasks destroyed mid-step ("Task exception was
+    never retrieved" tracebacks). Call from the main thread (a signal handler).
+
+    Returns:
+        True when a phase was running and is now being cancelled; False otherwise.
+    """
+    for here in reversed(_RUNNING):
+        if here.loop is not None and here.task is not None and not here.task.done():
+            here.interrupted = True
+            here.task.cancel()
+            here.loop.call_soon_threadsafe(lambda: None)  # select() may be waiting long
+            return True
+    return False
 
 
 @contextmanager

@@ -33,6 +33,7 @@ __all__ = [
     "SINGLE_REPETITION",
     "SINGLE_RUN_NO_CV",
     "SINGLE_RUNS_ANECDOTE",
+    "SERVER_LEFT_RUNNING",
     "SERVER_STOP_FAILED",
     "TELEMETRY_OFF",
     "TEXT_AT_ONE_INSTANT",
@@ -116,6 +117,11 @@ SERVER_STOP_FAILED = NamedWarning(
     "server-stop-failed",
     "could not stop the server (pid {pid}): {error}; it may still be running "
     "(kill -KILL -{pid}; log {log})")
+#: A server started by an earlier tokcaliper that died (kill -9) is still running.
+SERVER_LEFT_RUNNING = NamedWarning(
+    "server-left-running",
+    "a server started by an earlier tokcaliper (pid {parent}, gone) is still running: pid {pid}, "
+    "port {port}: {command} (stop it with kill -TERM -{pgid})")
 #: Telemetry switched off by the user.
 TELEMETRY_OFF = NamedWarning("telemetry-off", "not sampled (--telemetry-interval 0)")
 
@@ -172,7 +178,7 @@ LENGTHS_APPROXIMATE = NamedWarning(
 ALL: dict[str, NamedWarning] = {w.code: w for w in (
     FEW_REPETITIONS, SINGLE_REPETITION, CV_UNDEFINED, IDENTICAL_RUNS, SINGLE_RUN_NO_CV,
     CV_FROM_FEW_RUNS, QUICK_FORMULA_POWER, INDEPENDENT_RUNS_ASSUMED, SINGLE_RUNS_ANECDOTE,
-    NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED,
+    NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED, SERVER_LEFT_RUNNING,
     CLIENT_LOOP_LAG, CLIENT_LOOP_LAG_KERNEL_STAMPED, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND,
     TEXT_AT_ONE_INSTANT, TOKENS_PER_CHUNK, LENGTHS_OFF, LENGTHS_UNCOUNTED,
     LENGTHS_APPROXIMATE)}

@@ -55,6 +55,13 @@ class SafeConsole(Console):
     one whose markup does not parse (``"model [/x]"``) is printed literally.
     """
 
+    def on_broken_pipe(self) -> None:
+        """The reader of stdout went away (``tokcaliper runs | head -1``): raise
+        :class:`BrokenPipeError` for :func:`tokcaliper.cli.main` to end quietly with
+        :data:`tokcaliper.errors.EXIT_BROKEN_PIPE` (rich's default exits 1, the code of a bug)."""
+        self.quiet = True
+        raise BrokenPipeError("stdout closed by its reader")
+
     def render_str(self, text: str, **kwargs: Any) -> Text:  # type: ignore[override]
         text = plain(text)
         try:

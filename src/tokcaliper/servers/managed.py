@@ -3,7 +3,9 @@
 The command is a template: ``{port}`` and ``{host}`` are filled in by us (a
 free loopback port unless given). The process runs in its own session so that
 Ctrl-C reaches tokcaliper first, which then stops the server cleanly; an
-``atexit`` hook stops it even when tokcaliper exits on an error.
+``atexit`` hook stops it even when tokcaliper exits on an error, and the kernel
+kills it when tokcaliper is killed (:mod:`tokcaliper.servers.records`, which also
+reports a server left running by an earlier tokcaliper).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import httpx
 from tokcaliper.errors import InputError, ServerError
 from tokcaliper.model import warnings as W
 from tokcaliper.numbers import seconds
+from tokcaliper.servers import records
 
 #: How often to poll ``/health`` while the server loads its model (s).
 HEALTH_POLL_S = 0.2
@@ -152,6 +155,7 @@ class ManagedServer:
         Returns:
             The base URL.
         """
+        records.report_strays(lambda line: print(f"tokcaliper: warning: {line}", file=sys.stderr, flush=True))
         log = open(self.log_path, "wb")  # noqa: SIM115 - owned by the child
         try:
             self.proc = subprocess.Popen(
@@ -160,6 +164,7 @@ class ManagedServer:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                preexec_fn=records.die_with_parent(os.getpid()),  # killed if tokcaliper is (kill -9)
             )
         except FileNotFoundError:
             raise ServerError(f"server command not found: {self.argv[0]}") from None
@@ -167,6 +172,7 @@ class ManagedServer:
             raise ServerError(f"server command not executable: {self.argv[0]}") from None
         finally:
             log.close()
+        records.record(self.proc.pid, self.command_line, self.port, self.log_path)
         atexit.register(self.stop)
         self._wait_healthy()
         return self.base_url
@@ -231,9 +237,13 @@ class ManagedServer:
         """
         try:
             proc = self.proc
-            if proc is None or proc.poll() is not None:
+            if proc is None:
+                return
+            if proc.poll() is not None:
+                records.forget(proc.pid)
                 return
             self._stop(proc, grace_s)
+            records.forget(proc.pid)
             self.stop_problem = None
             if self._own_log:
                 self.log_path.unlink(missing_ok=True)

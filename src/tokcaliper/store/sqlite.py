@@ -13,23 +13,25 @@ one transaction.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from tokcaliper.errors import InputError, StoreError
+from tokcaliper.errors import ExperimentBusy, InputError, StoreError
 from tokcaliper.model.metrics import get_metric, run_scalars
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics
 from tokcaliper.model.telemetry import HostInfo, TelemetrySample, TelemetrySummary
 from tokcaliper.telemetry.raw import FORMAT as SAMPLES_FORMAT
 from tokcaliper.telemetry.raw import pack_samples, unpack_samples
-from tokcaliper.model.timestamps import normalize_utc_iso
+from tokcaliper.model.timestamps import normalize_utc_iso, utc_now_iso
+from tokcaliper.processes import process_alive, process_start
 from tokcaliper.validation import explain
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA_V1 = """
     CREATE TABLE runs (
@@ -169,8 +171,30 @@ def _migrate_v3(conn: sqlite3.Connection) -> None:
     _execute_script(conn, "ALTER TABLE runs ADD COLUMN restart INTEGER")
 
 
-def _migrate_requested_lengths(conn: sqlite3.Connection) -> None:
-    """v3 → v4: columns ``requested_prompt_tokens`` / ``requested_output_tokens`` of
+def _migrate_v4(conn: sqlite3.Connection) -> None:
+    """v3 → v4: who runs an experiment now, and the prompts it measured with.
+
+    - ``claimed_pid`` / ``claimed_start`` / ``claimed_at``: the process measuring the
+      experiment's positions (:meth:`Store.claim_experiment`), so that a second
+      ``experiment resume`` refuses instead of measuring every pending position again;
+      ``claimed_start`` is the holder's start time (:mod:`tokcaliper.processes`),
+      which tells a live holder from a reused pid;
+    - ``prompts_path`` / ``prompts_sha256``: the prompts file the first run resolved
+      (relative paths against the experiment file's folder) and a digest of the
+      prompts read from it, so that ``resume`` uses the same file and refuses a
+      changed one. Experiments stored before v4 have them NULL.
+    """
+    _execute_script(conn, """
+        ALTER TABLE experiments ADD COLUMN claimed_pid INTEGER;
+        ALTER TABLE experiments ADD COLUMN claimed_start TEXT;
+        ALTER TABLE experiments ADD COLUMN claimed_at TEXT;
+        ALTER TABLE experiments ADD COLUMN prompts_path TEXT;
+        ALTER TABLE experiments ADD COLUMN prompts_sha256 TEXT
+    """)
+
+
+def _migrate_v5(conn: sqlite3.Connection) -> None:
+    """v4 → v5: columns ``requested_prompt_tokens`` / ``requested_output_tokens`` of
     ``requests``: the synthetic lengths each request asked for (``--input-tokens`` /
     ``--output-tokens``), beside the counted ``prompt_tokens`` / ``output_tokens``
     (issue 18 item 2). NULL for older requests and requests that asked for none."""
@@ -182,7 +206,7 @@ def _migrate_requested_lengths(conn: sqlite3.Connection) -> None:
 
 #: Schema version → the function that upgrades the previous version to it.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_requested_lengths}
+    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4, 5: _migrate_v5}
 
 
 class RunRow(BaseModel):
@@ -209,6 +233,10 @@ class ExperimentRow(BaseModel):
         status: ``"running"``, ``"finished"`` or ``"stopped"`` (with the reason in outcomes).
         spec: the validated experiment file as JSON data.
         source_text: the file exactly as it was read (provenance; ``resume`` uses ``spec``).
+        prompts_path: the prompts file as the first run resolved it (absolute), None for
+            the built-in set or an experiment stored before schema v4.
+        prompts_sha256: digest of the prompts read from it by the first run (None until then).
+        claimed_pid: the process measuring it now, or last (see :meth:`Store.claim_experiment`).
     """
 
     id: str
@@ -217,6 +245,9 @@ class ExperimentRow(BaseModel):
     status: str
     spec: dict
     source_text: str
+    prompts_path: str | None = None
+    prompts_sha256: str | None = None
+    claimed_pid: int | None = None
 
 
 class Outcome(BaseModel):
@@ -285,7 +316,8 @@ def write_recovery_file(run: Run, db_path: Path) -> Path | None:
 _TABLES = {1: {"runs", "run_scalars", "requests"},
            2: {"runs", "run_scalars", "requests", "experiments", "outcomes", "telemetry_samples"}}
 _TABLES[3] = _TABLES[2]  # v3 adds a column (runs.restart), no table
-_TABLES[4] = _TABLES[2]  # v4 adds two columns to requests, no table
+_TABLES[4] = _TABLES[2]  # v4 adds columns to experiments, no table
+_TABLES[5] = _TABLES[2]  # v5 adds two columns to requests, no table
 
 
 def _dumps(obj: object) -> str:
@@ -339,6 +371,18 @@ def _run_from_columns(fields: dict[str, object], requests: list[RequestRecord]) 
     return Run.model_validate({**data, "requests": requests})
 
 
+_EXPERIMENT_COLUMNS = ("id, name, created_at, status, spec_json, source_text, prompts_path, "
+                       "prompts_sha256, claimed_pid")
+
+
+def _experiment_row(row: Sequence[object]) -> ExperimentRow:
+    rid, name, created, status, spec_json, text, prompts_path, prompts_sha256, pid = row
+    return ExperimentRow(id=rid, name=name, created_at=created, status=status,  # type: ignore[arg-type]
+                         spec=json.loads(spec_json), source_text=text,  # type: ignore[arg-type]
+                         prompts_path=prompts_path, prompts_sha256=prompts_sha256,  # type: ignore[arg-type]
+                         claimed_pid=pid)  # type: ignore[arg-type]
+
+
 class Store:
     """A results database at ``path`` (created on first use).
 
@@ -373,7 +417,53 @@ class Store:
             raise StoreError(f"cannot use results database {self.path}: {e}") from None
 
     def _migrate(self, create: bool) -> None:
-        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        """Check the schema version and upgrade an older database step by step.
+
+        The version read before the write lock is only a hint: another process may
+        be creating or upgrading the same file at this moment. Each step therefore
+        takes the write lock (``BEGIN IMMEDIATE``), reads ``user_version`` again
+        and runs only the step that version still needs (issue 22 item 4: two
+        processes opening a new ``--db`` at once both ran v1 → v2, "duplicate
+        column name: position").
+        """
+        # The checks read the version and the table list: one read transaction, one
+        # snapshot (between two bare reads another process may commit its v1 step).
+        self.conn.isolation_level = None
+        try:
+            self.conn.execute("BEGIN")
+            try:
+                version = self._check_version(create)
+            finally:
+                self.conn.execute("COMMIT")
+        finally:
+            self.conn.isolation_level = ""
+        while version < SCHEMA_VERSION:
+            # One transaction per step: an interrupted upgrade leaves the
+            # previous version intact (executescript would commit early).
+            self.conn.isolation_level = None
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                version = self._check_version(create)  # again, under the lock
+                if version < SCHEMA_VERSION:
+                    _MIGRATIONS[version + 1](self.conn)
+                    version += 1
+                    self.conn.execute(f"PRAGMA user_version = {version}")
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            finally:
+                self.conn.isolation_level = ""
+
+    def _check_version(self, create: bool) -> int:
+        """The database's schema version after checking it can be used.
+
+        Raises:
+            StoreError: not a tokcaliper database (a user's file, another SQLite
+                file), a newer schema, or tables of its version missing.
+        """
+        version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
         if version == 0 and not create:
             # Never turn a user's file into a database by reading it.
             raise StoreError(f"{self.path} is not a tokcaliper results database")
@@ -392,20 +482,7 @@ class Store:
             if missing:
                 raise StoreError(f"results database {self.path} is damaged: table(s) "
                                  f"{', '.join(missing)} missing (schema v{version})")
-        for v in range(version + 1, SCHEMA_VERSION + 1):
-            # One transaction per step: an interrupted upgrade leaves the
-            # previous version intact (executescript would commit early).
-            self.conn.isolation_level = None
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-                _MIGRATIONS[v](self.conn)
-                self.conn.execute(f"PRAGMA user_version = {v}")
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            finally:
-                self.conn.isolation_level = ""
+        return version
 
     def check_writable(self) -> None:
         """Fail now, before anything is measured, if a run could not be written.
@@ -488,12 +565,68 @@ class Store:
         return run_id
 
     # -- experiments -------------------------------------------------------
-    def create_experiment(self, exp_id: str, name: str, spec: dict, source_text: str, created_at: str) -> None:
-        """Record a new experiment (before its first run, so ``resume`` can find it)."""
+    def create_experiment(self, exp_id: str, name: str, spec: dict, source_text: str, created_at: str,
+                          prompts_path: str | None = None) -> None:
+        """Record a new experiment (before its first run, so ``resume`` can find it).
+
+        ``prompts_path``: the prompts file resolved to an absolute path (see :class:`ExperimentRow`).
+        """
         self._write(
-            "INSERT INTO experiments (id, name, created_at, status, spec_json, source_text) VALUES (?,?,?,?,?,?)",
-            (exp_id, name, created_at, "running", _dumps(spec), source_text),
+            "INSERT INTO experiments (id, name, created_at, status, spec_json, source_text, prompts_path) "
+            "VALUES (?,?,?,?,?,?,?)",
+            (exp_id, name, created_at, "running", _dumps(spec), source_text, prompts_path),
         )
+
+    def set_experiment_prompts(self, exp_id: str, path: str | None, sha256: str) -> None:
+        """Record the prompts file (absolute path, None: built-in) and digest the experiment measures with."""
+        self._write("UPDATE experiments SET prompts_path = ?, prompts_sha256 = ? WHERE id = ?",
+                    (path, sha256, exp_id))
+
+    def claim_experiment(self, exp_id: str, pid: int | None = None) -> None:
+        """Make process ``pid`` (default: this one) the one that measures ``exp_id``, atomically.
+
+        Read and write happen in one write transaction (``BEGIN IMMEDIATE``), so of two
+        processes claiming at once exactly one wins. A claim of this same process is
+        renewed; the claim of a process that is gone (or whose pid now names another
+        process, :func:`tokcaliper.processes.process_alive`) is taken over.
+
+        Raises:
+            ExperimentBusy: a live process holds the experiment (its pid in the message).
+            InputError: no experiment ``exp_id``.
+            StoreError: the database cannot be written.
+        """
+        pid = os.getpid() if pid is None else pid
+        self.conn.isolation_level = None
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = self.conn.execute(
+                    "SELECT claimed_pid, claimed_start, claimed_at FROM experiments WHERE id = ?",
+                    (exp_id,)).fetchone()
+                if row is None:
+                    raise InputError(f"no experiment {exp_id!r} in {self.path}")
+                holder, holder_start, since = row
+                if holder is not None and holder != pid and process_alive(holder, holder_start):
+                    raise ExperimentBusy(
+                        f"experiment {exp_id} is being measured by process {holder} (since {since}); "
+                        f"wait for it to end, or stop it (kill {holder}) and resume again")
+                self.conn.execute(
+                    "UPDATE experiments SET claimed_pid = ?, claimed_start = ?, claimed_at = ? WHERE id = ?",
+                    (pid, process_start(pid), utc_now_iso(), exp_id))
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"cannot write to {self.path}: {e}") from None
+        finally:
+            self.conn.isolation_level = ""
+
+    def release_experiment(self, exp_id: str, pid: int | None = None) -> None:
+        """Drop ``pid``'s claim on ``exp_id`` (default: this process); another's claim stays."""
+        pid = os.getpid() if pid is None else pid
+        self._write("UPDATE experiments SET claimed_pid = NULL, claimed_start = NULL, claimed_at = NULL "
+                    "WHERE id = ? AND claimed_pid = ?", (exp_id, pid))
 
     def set_experiment_status(self, exp_id: str, status: str) -> None:
         """Mark the experiment ``running``, ``finished`` or ``stopped``."""
@@ -513,7 +646,7 @@ class Store:
             InputError: no such experiment, or the prefix is ambiguous.
         """
         rows = self.conn.execute(
-            "SELECT id, name, created_at, status, spec_json, source_text FROM experiments "
+            f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments "
             "WHERE id = ? OR id LIKE ? ORDER BY created_at", (exp_id, exp_id.replace("%", "") + "%"),
         ).fetchall()
         exact = [r for r in rows if r[0] == exp_id]
@@ -523,19 +656,12 @@ class Store:
         if len(rows) > 1:
             raise InputError(f"experiment id {exp_id!r} is ambiguous in {self.path}: "
                              + ", ".join(r[0] for r in rows))
-        rid, name, created, status, spec_json, text = rows[0]
-        return ExperimentRow(id=rid, name=name, created_at=created, status=status,
-                             spec=json.loads(spec_json), source_text=text)
+        return _experiment_row(rows[0])
 
     def list_experiments(self) -> list[ExperimentRow]:
         """Every stored experiment, oldest first."""
-        return [
-            ExperimentRow(id=rid, name=name, created_at=created, status=status,
-                          spec=json.loads(spec_json), source_text=text)
-            for rid, name, created, status, spec_json, text in self.conn.execute(
-                "SELECT id, name, created_at, status, spec_json, source_text FROM experiments "
-                "ORDER BY created_at")
-        ]
+        return [_experiment_row(r) for r in self.conn.execute(
+            f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments ORDER BY created_at")]
 
     def outcomes(self, exp_id: str) -> list[Outcome]:
         """The experiment's outcomes in the order they happened."""
