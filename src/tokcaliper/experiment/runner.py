@@ -323,7 +323,8 @@ def measure_run(
     after = read_counters(load.base_url)
     telemetry = None
     samples = None
-    metrics = summarize(records, client=phase.client, arrivals=phase.arrivals)
+    metrics = summarize(records, client=phase.client, arrivals=phase.arrivals,
+                        slo_s=load.slo_s, steady_share=load.steady_state)
     if setup.telemetry is not None:
         telemetry = sampler.summary()  # type: ignore[union-attr]
         telemetry.idle_power_w = dict(setup.idle_power_w)

@@ -115,6 +115,10 @@ class LoadSpec(_Strict):
         max_error_rate: a run with a larger share of failed measured requests is stored invalid.
         telemetry_interval_s: sampling interval, s (0 = off; default 0.1 = 10 Hz). idle_seconds: idle
             power measurement before the first run (0 = off).
+        slo: service-level objectives, e.g. ``"ttft=200ms,tpot=50ms,e2e=10s"``
+            (kinds ttft, tpot, itl, e2e; units ms or s; :func:`tokcaliper.load.slo.parse_slo`):
+            each run's attainment and goodput. steady_state: share of the peak in flight
+            bounding each run's steady-state window, in (0, 1] (:mod:`tokcaliper.load.steady`).
     """
 
     model: str | None = None
@@ -134,6 +138,24 @@ class LoadSpec(_Strict):
     health_timeout_s: float = Field(180.0, gt=0, le=MAX_TIMEOUT_S)
     telemetry_interval_s: float = Field(0.1, ge=0, le=MAX_INTERVAL_S)
     idle_seconds: float = Field(3.0, ge=0, le=MAX_INTERVAL_S)
+    slo: str | None = None
+    steady_state: float | None = Field(None, gt=0, le=1)
+
+    @field_validator("slo")
+    @classmethod
+    def _slo(cls, v: str | None) -> str | None:
+        if v is not None:
+            from tokcaliper.load.slo import parse_slo
+
+            parse_slo(v)  # ValueError names the bad item
+        return v
+
+    @property
+    def slo_s(self) -> dict[str, float] | None:
+        """The SLO bounds by kind, seconds (None without ``slo``)."""
+        from tokcaliper.load.slo import parse_slo
+
+        return None if self.slo is None else parse_slo(self.slo)
 
     @model_validator(mode="after")
     def _one_stop_rule(self) -> LoadSpec:
@@ -173,7 +195,8 @@ class LoadSpec(_Strict):
             warmup=self.concurrency if self.warmup is None else self.warmup,
             max_tokens=self.max_tokens, temperature=self.temperature, ignore_eos=self.ignore_eos,
             prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s,
-            first_token_timeout_s=self.first_token_timeout_s, token_timeout_s=self.token_timeout_s)
+            first_token_timeout_s=self.first_token_timeout_s, token_timeout_s=self.token_timeout_s,
+            slo_s=self.slo_s, steady_state=self.steady_state)
 
 
 #: LoadSpec field → the ``tokcaliper bench`` option that sets it.
@@ -185,7 +208,7 @@ CLI_FLAGS = {
     "first_token_timeout_s": "--first-token-timeout", "token_timeout_s": "--token-timeout",
     "max_error_rate": "--max-error-rate",
     "health_timeout_s": "--health-timeout", "telemetry_interval_s": "--telemetry-interval",
-    "idle_seconds": "--idle-seconds",
+    "idle_seconds": "--idle-seconds", "slo": "--slo", "steady_state": "--steady-state",
 }
 
 
