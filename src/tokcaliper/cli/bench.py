@@ -252,9 +252,8 @@ def bench(
     if names is None and (slo is not None or steady_state is not None):  # the figures asked for, too
         from tokcaliper.model.metrics import METRICS, headline_metrics
 
-        names = [m.name for m in headline_metrics()] + [
-            n for n in METRICS if (slo is not None and (n.startswith("slo_") or n.startswith("goodput_")))
-            or (steady_state is not None and n.startswith("steady_"))]
+        asked = {o for o, v in (("--slo", slo), ("--steady-state", steady_state)) if v is not None}
+        names = [m.name for m in headline_metrics()] + [n for n, m in METRICS.items() if m.needs in asked]
     reports = [noise_floor(scalar_series([r.metrics for r in rr if r.valid], names=names), effect=effect)
                if any(r.valid for r in rr) else None for _, _, rr in sweep]
     report = reports[0]
