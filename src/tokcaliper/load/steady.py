@@ -47,7 +47,7 @@ def in_flight_steps(measured: Sequence[RequestRecord]) -> list[tuple[float, int]
         if end is None or end <= r.start_s:
             continue
         events += [(r.start_s, +1), (end, -1)]
-    events.sort(key=lambda e: (e[0], e[1]))  # at one instant, ends (-1) before starts
+    events.sort()  # at one instant only the count after all its events is kept (half-open)
     steps: list[tuple[float, int]] = []
     count = 0
     for t, d in events:
