@@ -34,9 +34,8 @@ def render_slo(console: Console, runs: Sequence[Run]) -> None:
         return
     slo = judged[0].metrics.slo
     assert slo is not None
-    console.print(f"  SLOs: {esc(format_slo(slo.slo_s))}; a request meets them when it completed within "
-                  "every one\n  (TPOT = (E2E − TTFT) ÷ (output tokens − 1), as vLLM; ITL = its largest "
-                  "gap; a failed request misses)")
+    console.print(f"  SLOs: {esc(format_slo(slo.slo_s))}; met = completed within every one, failed = missed\n"
+                  "  (TPOT = (E2E − TTFT) ÷ (output tokens − 1), as vLLM; ITL = a request's largest gap)")
     t = Table(title="SLO attainment and goodput", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("run", "met/n", "attainment %", "95 % CI (Wilson) %", "missed by", "goodput\nreq/s",
                 "goodput\ntok/s"):
@@ -63,13 +62,14 @@ def render_steady(console: Console, runs: Sequence[Run]) -> None:
     t = Table(title="steady-state window", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("run", "window s", "length s\n(% wall)", "peak/\nthresh.", "≥ thr\n% time",
                 "steady\ntok/s", "TTFT p50/\np99 ms (n)", "ITL p50/\np99 ms (n)"):
-        t.add_column(col, justify="right", no_wrap=True)
+        t.add_column(col, justify="right", no_wrap="ms" not in col)  # latencies wrap before they cut
     for r in windows:
         w, m = r.metrics.steady, r.metrics
         assert w is not None
         wall = f" ({_pct(w.length_s / m.wall_s)})" if m.wall_s > 0 else ""
         t.add_row(
-            str(r.id), f"{num(w.start_s)}–{num(w.end_s)}", f"{num(w.length_s)}{wall}",
+            # window ends to the millisecond: its first instant is often a few µs in
+            str(r.id), f"{num(round(w.start_s, 3))}–{num(round(w.end_s, 3))}", f"{num(w.length_s)}{wall}",
             f"{w.peak}/{num(w.threshold)}", _pct(w.at_threshold_share),
             num(w.output_tok_s, 4),
             f"{_ms(w.ttft_s, 'p50')}/{_ms(w.ttft_s, 'p99')} ({w.ttft_s.n})",
