@@ -46,6 +46,16 @@ def bench(
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
     ignore_eos: Annotated[bool, typer.Option(help="Ask the server to always generate max_tokens.")] = True,
     prompts: Annotated[Optional[Path], typer.Option(help="JSONL prompts ({\"prompt\":…} or {\"messages\":…}); default: built-in set.")] = None,
+    input_tokens: Annotated[Optional[str], typer.Option(
+        help="Synthetic prompts of this many tokens as the server counts them (chat template and "
+             "unique tag included): fixed:N, normal:MEAN,SD, lognormal:MEDIAN,SIGMA, uniform:LO,HI "
+             "or empirical:FILE (docs/workloads.md). Replaces --prompts; needs --requests.")] = None,
+    output_tokens: Annotated[Optional[str], typer.Option(
+        help="Output tokens per request drawn from a distribution (same forms as --input-tokens); "
+             "sent as max_tokens (with ignore_eos/min_tokens) instead of --max-tokens.")] = None,
+    length_seed: Annotated[int, typer.Option(
+        help="Seed of the --input-tokens/--output-tokens draws (stored; request i gets the same "
+             "lengths in every run).")] = 0,
     unique_prompts: Annotated[bool, typer.Option(
         help="Tag each request's prompt uniquely so no repetition is served from a prompt cache "
              "that an earlier one filled.")] = True,
@@ -105,7 +115,8 @@ def bench(
     from tokcaliper.report.output import emit, stderr
     from tokcaliper.report.text import esc
     from tokcaliper.report.slo_view import render_slo, render_steady
-    from tokcaliper.report.run_view import render_client, render_stream_warnings, render_telemetry, runs_table
+    from tokcaliper.report.run_view import (
+        render_client, render_lengths, render_stream_warnings, render_telemetry, runs_table)
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.servers.url import server_url
     from tokcaliper.servers.target import target_server
@@ -127,7 +138,8 @@ def bench(
         request_timeout_s=request_timeout, first_token_timeout_s=first_token_timeout,
         token_timeout_s=token_timeout, max_error_rate=max_error_rate, health_timeout_s=health_timeout,
         telemetry_interval_s=telemetry_interval, idle_seconds=idle_seconds,
-        slo=slo, steady_state=steady_state)
+        slo=slo, steady_state=steady_state,
+        input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed)
     _check(math.isfinite(cooldown) and 0 <= cooldown <= MAX_TIMEOUT_S,
            f"--cooldown must be a number of seconds in [0, {MAX_TIMEOUT_S:g}], got {cooldown:g}")
     _check(effect is None or (math.isfinite(effect) and 0 < effect < 1),
@@ -189,6 +201,7 @@ def bench(
             token_timeout_s=token_timeout,
             rate_rps=rate, arrival=arrival, burstiness=burstiness,  # type: ignore[arg-type]
             slo_s=load_spec.slo_s, steady_state=load_spec.steady_state,
+            input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed,
         )
         host = collect_host_info()
         idle_power: dict[str, float] | None = None  # None: not measured
@@ -295,7 +308,10 @@ def bench(
                + (f" (burstiness {num(cfg.burstiness)})" if cfg.arrival == "gamma" else "")
                + f", ≤ {cfg.concurrency} in flight" if cfg.rate_rps is not None
                else f"concurrency {cfg.concurrency}")
-            + f", max_tokens {cfg.max_tokens}, temperature "
+            + (f", input tokens {esc(cfg.input_tokens)}" if cfg.input_tokens else "")
+            + (f", output tokens {esc(cfg.output_tokens)} (seed {cfg.length_seed})" if cfg.output_tokens
+               else f", max_tokens {cfg.max_tokens}")
+            + ", temperature "
             f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
             f"cool-down {cooldown:g} s; stored in {esc(db)} (session {runs[0].session})"
         )
@@ -314,6 +330,7 @@ def bench(
             render_stream_warnings(console, rr)
             render_slo(console, rr)
             render_steady(console, rr)
+            render_lengths(console, rr)
             render_telemetry(console, rr, wide=wide)
             for x in rr:
                 if not x.valid:

@@ -19,7 +19,9 @@ from typing import Any, Literal, Protocol
 
 from tokcaliper import __version__
 from tokcaliper.errors import Interrupted, ServerError
-from tokcaliper.load.driver import OnRequest, Phase, PhaseAborted, run_phase
+from tokcaliper.load.driver import OnRequest, Phase, PhaseAborted, prepare_requests, run_phase
+from tokcaliper.load.synthetic import SyntheticWorkload
+from tokcaliper.load.lengths import length_report
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.summary import MAX_ERROR_RATE, error_rate_reason, summarize
 from tokcaliper.model.run import LoadConfig, Run
@@ -296,7 +298,17 @@ def measure_run(
         load = load.model_copy(update={"prompt_salt": f"{place.session}.{place.arm}.{kind}{tag}"})
     started = utc_now_iso()
     start_mono = time.monotonic()
-    warm = run_phase(load, setup.prompts, warmup=True)
+    synth = None  # synthetic lengths: probe the server once per run, before its warm-up
+    if load.input_tokens or load.output_tokens:
+        synth = SyntheticWorkload(load)
+        synth.prepare()
+    try:
+        warm = run_phase(load, setup.prompts, warmup=True, synth=synth)
+        # Sized before the counters are read and telemetry starts: no tokenize call in the window.
+        prepared = prepare_requests(load, setup.prompts, synth)
+    finally:
+        if synth is not None:
+            synth.close()
     before = read_counters(load.base_url)
     sampler = setup.telemetry() if setup.telemetry else nullcontext()
     proc = getattr(setup.server, "proc", None)
@@ -305,7 +317,7 @@ def measure_run(
     death: str | None = None
     with sampler:
         try:
-            phase = run_phase(load, setup.prompts, on_request=on_request)
+            phase = run_phase(load, setup.prompts, on_request=on_request, synth=synth, prepared=prepared)
         except PhaseAborted as e:
             phase, death = Phase(e.records), str(e)
         if setup.server is not None:
@@ -325,6 +337,7 @@ def measure_run(
     samples = None
     metrics = summarize(records, client=phase.client, arrivals=phase.arrivals,
                         slo_s=load.slo_s, steady_share=load.steady_state)
+    metrics.lengths = length_report(records, phase.lengths_method, phase.template_tokens)
     if setup.telemetry is not None:
         telemetry = sampler.summary()  # type: ignore[union-attr]
         telemetry.idle_power_w = dict(setup.idle_power_w)

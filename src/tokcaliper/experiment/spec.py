@@ -119,6 +119,9 @@ class LoadSpec(_Strict):
             (kinds ttft, tpot, itl, e2e; units ms or s; :func:`tokcaliper.load.slo.parse_slo`):
             each run's attainment and goodput. steady_state: share of the peak in flight
             bounding each run's steady-state window, in (0, 1] (:mod:`tokcaliper.load.steady`).
+        input_tokens, output_tokens: synthetic length distributions (``fixed:N``, ``normal:MEAN,SD``,
+            ``lognormal:MEDIAN,SIGMA``, ``uniform:LO,HI``, ``empirical:FILE``;
+            :mod:`tokcaliper.load.lengths`); input lengths need ``requests``. length_seed: their seed.
     """
 
     model: str | None = None
@@ -156,11 +159,35 @@ class LoadSpec(_Strict):
         from tokcaliper.load.slo import parse_slo
 
         return None if self.slo is None else parse_slo(self.slo)
+    input_tokens: str | None = None
+    output_tokens: str | None = None
+    length_seed: int = Field(0, ge=0, le=2**63 - 1)
+
+    @field_validator("input_tokens", "output_tokens")
+    @classmethod
+    def _length_spec(cls, v: str | None, info: Any) -> str | None:
+        if v is None:
+            return v
+        from tokcaliper.errors import InputError
+        from tokcaliper.load.lengths import parse_length_spec
+
+        flag = CLI_FLAGS[info.field_name]
+        try:
+            parse_length_spec(v, flag)
+        except InputError as e:
+            raise ValueError(str(e).removeprefix(flag + " ")) from None
+        return v
 
     @model_validator(mode="after")
     def _one_stop_rule(self) -> LoadSpec:
         if self.requests is not None and self.duration_s is not None:
             raise KeyedValueError("duration_s", "give either requests or duration_s, not both")
+        if self.input_tokens is not None and self.prompts is not None:
+            raise KeyedValueError("input_tokens", "give either input_tokens or prompts, not both "
+                                  "(synthetic prompts replace the prompt set)")
+        if self.input_tokens is not None and self.duration_s is not None:
+            raise KeyedValueError("input_tokens", "input_tokens needs requests, not duration_s "
+                                  "(prompts are sized by the server's tokenizer before the clock)")
         return self
 
     @classmethod
@@ -179,6 +206,10 @@ class LoadSpec(_Strict):
         except ValidationError as e:
             first = problems(e)[0]
             ctx_err = (first.err.get("ctx") or {}).get("error")
+            if isinstance(ctx_err, KeyedValueError) and ctx_err.key == "input_tokens":
+                raise InputError(str(ctx_err).replace("input_tokens", "--input-tokens")
+                                 .replace("duration_s", "--duration").replace("requests", "--requests")
+                                 .replace("prompts", "--prompts", 1)) from None
             if isinstance(ctx_err, KeyedValueError):
                 raise InputError("give either --requests or --duration, not both") from None
             field = str(first.loc[0]) if first.loc else ""
@@ -196,7 +227,8 @@ class LoadSpec(_Strict):
             max_tokens=self.max_tokens, temperature=self.temperature, ignore_eos=self.ignore_eos,
             prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s,
             first_token_timeout_s=self.first_token_timeout_s, token_timeout_s=self.token_timeout_s,
-            slo_s=self.slo_s, steady_state=self.steady_state)
+            slo_s=self.slo_s, steady_state=self.steady_state,
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens, length_seed=self.length_seed)
 
 
 #: LoadSpec field → the ``tokcaliper bench`` option that sets it.
@@ -209,6 +241,8 @@ CLI_FLAGS = {
     "max_error_rate": "--max-error-rate",
     "health_timeout_s": "--health-timeout", "telemetry_interval_s": "--telemetry-interval",
     "idle_seconds": "--idle-seconds", "slo": "--slo", "steady_state": "--steady-state",
+    "idle_seconds": "--idle-seconds", "input_tokens": "--input-tokens",
+    "output_tokens": "--output-tokens", "length_seed": "--length-seed",
 }
 
 

@@ -28,18 +28,26 @@ from tokcaliper.model.run import LoadConfig
 __all__ = ["Endpoint", "ServerGone", "chat_body", "endpoint", "send_now", "stream_chat"]
 
 
-def chat_body(cfg: LoadConfig, messages: list[dict[str, str]]) -> dict[str, Any]:
-    """The JSON body of one streamed chat completion for ``cfg``."""
+def chat_body(cfg: LoadConfig, messages: list[dict[str, str]], *, max_tokens: int | None = None,
+              min_tokens: int | None = None) -> dict[str, Any]:
+    """The JSON body of one streamed chat completion for ``cfg``.
+
+    ``max_tokens`` overrides ``cfg.max_tokens`` (a drawn output length);
+    ``min_tokens`` (vLLM, SGLang) is sent with ``ignore_eos`` (llama.cpp,
+    vLLM, SGLang) so a server holds the output to exactly that length.
+    """
     body: dict[str, Any] = {
         "model": cfg.model,
         "messages": messages,
-        "max_tokens": cfg.max_tokens,
+        "max_tokens": cfg.max_tokens if max_tokens is None else max_tokens,
         "temperature": cfg.temperature,
         "stream": True,
         "stream_options": {"include_usage": True},
     }
     if cfg.ignore_eos:
         body["ignore_eos"] = True  # llama.cpp, vLLM, SGLang extension
+        if min_tokens is not None:
+            body["min_tokens"] = min_tokens  # vLLM, SGLang
     return body
 
 

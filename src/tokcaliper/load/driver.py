@@ -41,9 +41,11 @@ from tokcaliper.load.pool import ConnectionPool
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.sse import RawStream
 from tokcaliper.load.summary import percentiles
+from tokcaliper.load.synthetic import SyntheticWorkload
 from tokcaliper.model.run import ArrivalStats, ClientHealth, LoadConfig, RequestRecord
 
-__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "run_phase", "run_phase_async", "salted"]
+__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "prepare_requests", "run_phase",
+           "run_phase_async", "salted"]
 
 #: Called after each request ends, with the request's index (progress bars).
 OnRequest = Callable[[int], None]
@@ -65,10 +67,14 @@ class Phase(list[RequestRecord]):
             (:class:`~tokcaliper.model.run.ClientHealth`, bounds not yet
             judged: :func:`tokcaliper.load.summary.summarize` does).
         arrivals: open-loop arrival statistics (None in a closed loop).
+        lengths_method / template_tokens: how synthetic prompts were sized
+            (:class:`~tokcaliper.load.synthetic.SyntheticWorkload`), None without them.
     """
 
     client: ClientHealth | None = None
     arrivals: ArrivalStats | None = None
+    lengths_method: str | None = None
+    template_tokens: float | None = None
 
 
 class PhaseAborted(ServerError):
@@ -102,21 +108,51 @@ def salted(messages: Messages, tag: str) -> Messages:
 
 
 class _Requests:
-    """Request bytes by request index (encoded ahead when the count is known)."""
+    """Request bytes by request index (encoded ahead when the count is known).
+
+    With synthetic lengths (``cfg.input_tokens`` / ``output_tokens``) each
+    request's prompt and ``max_tokens`` come from
+    :class:`~tokcaliper.load.synthetic.SyntheticWorkload`, sized before the
+    clock (the unique tag is part of the counted prompt).
+    """
 
     def __init__(self, cfg: LoadConfig, prompts: list[Messages], ep: Endpoint, offset: int,
-                 count: int | None) -> None:
+                 count: int | None, synth: SyntheticWorkload | None = None) -> None:
         self.cfg, self.prompts, self.ep, self.offset = cfg, prompts, ep, offset
-        self._ready = [self._build(i) for i in range(count)] if count is not None else None
+        self.synth = synth
+        self.lengths: dict[int, tuple[int, int | None, int | None]] = {}
+        owned = synth is None and bool(cfg.input_tokens or cfg.output_tokens)
+        if owned:
+            self.synth = SyntheticWorkload(cfg)
+            self.synth.prepare()
+        try:
+            self._ready = [self._build(i) for i in range(count)] if count is not None else None
+        finally:
+            if owned and count is not None:
+                self.synth.close()  # type: ignore[union-attr]
 
     def _build(self, i: int) -> bytes:
         messages = self.prompts[(self.offset + i) % len(self.prompts)]
-        if self.cfg.prompt_salt is not None:
-            messages = salted(messages, f"[{self.cfg.prompt_salt}.{self.offset + i}] ")
-        return self.ep.request(chat_body(self.cfg, messages))
+        tag = "" if self.cfg.prompt_salt is None else f"[{self.cfg.prompt_salt}.{self.offset + i}] "
+        if tag:
+            messages = salted(messages, tag)
+        if self.synth is None:
+            return self.ep.request(chat_body(self.cfg, messages))
+        plan = self.synth.plan(self.offset + i, tag, messages)
+        self.lengths[i] = (plan.max_tokens, plan.input_tokens, plan.output_tokens)
+        return self.ep.request(chat_body(self.cfg, plan.messages, max_tokens=plan.max_tokens,
+                                         min_tokens=plan.output_tokens))
 
     def __getitem__(self, i: int) -> bytes:
         return self._ready[i] if self._ready is not None else self._build(i)
+
+    def stream(self, i: int, *, index: int, warmup: bool, scheduled: float) -> RawStream:
+        """The empty :class:`RawStream` of request ``i`` (its budget and requested lengths set)."""
+        if i not in self.lengths:
+            return RawStream(index=index, warmup=warmup, scheduled=scheduled, max_tokens=self.cfg.max_tokens)
+        budget, req_in, req_out = self.lengths[i]
+        return RawStream(index=index, warmup=warmup, scheduled=scheduled, max_tokens=budget,
+                         requested_prompt_tokens=req_in, requested_output_tokens=req_out)
 
 
 class _Collector:
@@ -161,8 +197,9 @@ async def _closed_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, o
                 return
             i = next_index
             next_index += 1
-            raw = RawStream(index=index_offset + i, warmup=warmup, scheduled=now, max_tokens=cfg.max_tokens)
-            out.add(await stream_chat(pool, reqs[i], raw, timeout_s=cfg.request_timeout_s,
+            request = reqs[i]  # built (lazily) before its stream, so its lengths are known
+            raw = reqs.stream(i, index=index_offset + i, warmup=warmup, scheduled=now)
+            out.add(await stream_chat(pool, request, raw, timeout_s=cfg.request_timeout_s,
                                       first_token_timeout_s=cfg.first_token_timeout_s,
                                       token_timeout_s=cfg.token_timeout_s))
 
@@ -237,8 +274,7 @@ async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out
         fired += 1
         if k + 1 < n:
             loop.call_at(out.run_start + offsets[k + 1] + to_loop, fire, k + 1)
-        raw = RawStream(index=index_offset + k, warmup=False, scheduled=out.run_start + offsets[k],
-                        max_tokens=cfg.max_tokens)
+        raw = reqs.stream(k, index=index_offset + k, warmup=False, scheduled=out.run_start + offsets[k])
         if in_flight < cap and not failure:
             start(raw)
         else:
@@ -261,8 +297,15 @@ async def run_phase_async(
     *,
     warmup: bool = False,
     on_request: OnRequest | None = None,
+    synth: SyntheticWorkload | None = None,
+    prepared: _Requests | None = None,
 ) -> Phase:
     """Run one phase: ``cfg.warmup`` warm-up requests, or the measured load.
+
+    ``synth``: a prepared :class:`~tokcaliper.load.synthetic.SyntheticWorkload`
+    (probed once per run) to size the prompts with; ``prepared``: the measured
+    phase's requests already built (:func:`prepare_requests`), so that no
+    sizing call falls inside the run's counter and telemetry window.
 
     Warm-up requests use prompt indices ``0 … warmup−1`` and measured ones
     continue from there, so no measured request reuses a warm-up prompt.
@@ -294,7 +337,10 @@ async def run_phase_async(
                                   count=count, duration_s=None if count else duration,
                                   seed=_seed(cfg)).tolist()
         count = len(offsets)
-    reqs = _Requests(cfg, prompts, ep, offset, count)
+    if prepared is not None and not warmup:
+        reqs = prepared
+    else:
+        reqs = _Requests(cfg, prompts, ep, offset, count, synth=synth)
     first_wave = min(cfg.concurrency, count if count is not None else cfg.concurrency)
     if open_loop:
         first_wave = min(first_wave, OPEN_LOOP_PREFILL)
@@ -330,11 +376,27 @@ async def run_phase_async(
         "server_keeps_alive": {"keeps": True, "closes": False}.get(ka.mode),
         "reads_kernel_stamped": st.kernel_reads, "reads_loop_stamped": st.loop_reads,
     })
+    if reqs.synth is not None:
+        if synth is None and prepared is None:
+            reqs.synth.close()
+        phase.lengths_method, phase.template_tokens = reqs.synth.method, reqs.synth.template_tokens
     if open_loop:
         sent = [r.start_s for r in phase if r.start_s is not None]
         sched = [r.scheduled_s for r in phase if r.scheduled_s is not None]
         phase.arrivals = arrival_stats(sent, sched, cfg.rate_rps, cfg.arrival, cfg.burstiness)  # type: ignore[arg-type]
     return phase
+
+
+def prepare_requests(cfg: LoadConfig, prompts: list[Messages],
+                     synth: SyntheticWorkload | None) -> _Requests | None:
+    """The measured phase's requests, built now (prompts sized by ``synth``), or None.
+
+    None without synthetic lengths, or when the count is not known ahead
+    (``duration_s``); then the phase builds its requests itself.
+    """
+    if synth is None or cfg.requests is None or cfg.duration_s is not None:
+        return None
+    return _Requests(cfg, prompts, endpoint(cfg.base_url), cfg.warmup, cfg.requests, synth=synth)
 
 
 def run_phase(
@@ -343,6 +405,8 @@ def run_phase(
     *,
     warmup: bool = False,
     on_request: OnRequest | None = None,
+    synth: SyntheticWorkload | None = None,
+    prepared: _Requests | None = None,
 ) -> Phase:
     """Synchronous wrapper of :func:`run_phase_async` (its own event loop)."""
     if warmup and cfg.warmup == 0:
@@ -351,7 +415,8 @@ def run_phase(
     try:
         with _sigint_deferred():
             runner.get_loop()  # builds the event loop
-        return runner.run(run_phase_async(cfg, prompts, warmup=warmup, on_request=on_request))
+        return runner.run(run_phase_async(cfg, prompts, warmup=warmup, on_request=on_request,
+                                          synth=synth, prepared=prepared))
     finally:
         runner.close()
 

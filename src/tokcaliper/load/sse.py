@@ -51,6 +51,8 @@ class RawStream:
         error: a transport error (timeout, reset, HTTP status), if any.
         error_class: its class (:data:`tokcaliper.model.run.ERROR_CLASSES`).
         max_tokens: the request's output budget (checked against ``usage``).
+        requested_prompt_tokens / requested_output_tokens: synthetic lengths
+            asked for (None: not asked for), copied to the record.
     """
 
     index: int
@@ -70,6 +72,8 @@ class RawStream:
     error: str | None = None
     error_class: str | None = None
     max_tokens: int | None = None
+    requested_prompt_tokens: int | None = None
+    requested_output_tokens: int | None = None
 
     @property
     def nbytes(self) -> int:
@@ -78,7 +82,7 @@ class RawStream:
 
     def parse(self, run_start: float) -> RequestRecord:
         """The :class:`RequestRecord` of this stream (see :func:`parse_stream`)."""
-        return parse_stream(
+        rec = parse_stream(
             self.chunks, self.stamps, index=self.index, issued=self.issued, ended=self.ended,
             run_start=run_start, warmup=self.warmup, error=self.error,
             error_class=self.error_class, max_tokens=self.max_tokens,
@@ -86,6 +90,9 @@ class RawStream:
             connect_s=self.connect_s, reused=self.reused, written=self.written or None,
             first_byte=self.first_byte or None, headers=self.headers or None, retried=self.retried,
         )
+        rec.requested_prompt_tokens = self.requested_prompt_tokens
+        rec.requested_output_tokens = self.requested_output_tokens
+        return rec
 
 
 #: Largest token count accepted from ``usage`` (no model's context holds more;

@@ -80,6 +80,11 @@ class RequestRecord(BaseModel):
         first_token_s / last_token_s: first / last content chunk arrived.
         retried: times the request was re-sent because a reused connection
             turned out closed by the server before any answer.
+        requested_prompt_tokens / requested_output_tokens: the synthetic
+            lengths asked for (``--input-tokens`` / ``--output-tokens``), tokens
+            as the server's ``usage`` counts them (chat template included);
+            None when not asked for. ``prompt_tokens`` / ``output_tokens`` are
+            what the server counted.
     """
 
     index: int
@@ -105,6 +110,8 @@ class RequestRecord(BaseModel):
     first_token_s: float | None = None
     last_token_s: float | None = None
     retried: int = 0
+    requested_prompt_tokens: int | None = None
+    requested_output_tokens: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -156,6 +163,11 @@ class LoadConfig(BaseModel):
         steady_state: share of the run's peak of requests in flight that
             bounds its steady-state window (:mod:`tokcaliper.load.steady`);
             None: no steady-state figures.
+        input_tokens / output_tokens: synthetic length distributions
+            (:mod:`tokcaliper.load.lengths` spec, e.g. ``normal:200,40``); None:
+            the prompts' own lengths / ``max_tokens``.
+        length_seed: seed of the length draws (request i's lengths depend on
+            it and i only, so every run and arm sends the same lengths).
     """
 
     base_url: str
@@ -178,6 +190,50 @@ class LoadConfig(BaseModel):
     arrival_seed: int | None = None
     slo_s: dict[str, float] | None = None
     steady_state: float | None = None
+    input_tokens: str | None = None
+    output_tokens: str | None = None
+    length_seed: int = 0
+
+
+class LengthAccuracy(BaseModel):
+    """How far the server's counts (``usage``) were from the requested lengths, one direction.
+
+    Attributes:
+        n: measured requests with both a requested and a counted length.
+        mean_abs_error / max_abs_error: |actual − requested|, tokens.
+        share_exact: share of the n with actual == requested (0–1).
+        mean_requested / sd_requested: the requested lengths' sample mean and
+            sd (n − 1 divisor), tokens.
+    """
+
+    n: int = 0
+    mean_abs_error: float | None = None
+    max_abs_error: int | None = None
+    share_exact: float | None = None
+    mean_requested: float | None = None
+    sd_requested: float | None = None
+
+
+class LengthReport(BaseModel):
+    """A run's synthetic lengths: how the prompts were sized and how exact they came out.
+
+    Attributes:
+        method: ``"tokenize"`` (counted by the server's own ``/tokenize``,
+            template overhead measured by a probe request) or
+            ``"calibrated"`` (no tokenize endpoint: tokens per word and the
+            template overhead fitted from two probe requests' ``usage``;
+            lengths approximate); None with ``--output-tokens`` only.
+        template_tokens: tokens the server adds around the prompt's text
+            (chat template, default system prompt), from the probe.
+        input / output: :class:`LengthAccuracy` of the prompt / completion lengths.
+        warnings: one sentence per length that missed its bound.
+    """
+
+    method: str | None = None
+    template_tokens: float | None = None
+    input: LengthAccuracy | None = None
+    output: LengthAccuracy | None = None
+    warnings: list[str] = Field(default_factory=list)
 
 
 class Percentiles(BaseModel):
@@ -359,6 +415,8 @@ class RunMetrics(BaseModel):
         slo: attainment of the run's SLOs and its goodput (None without SLOs).
         steady: the run's steady-state window and its figures (None without
             ``steady_state``, or with no measured request).
+        lengths: requested vs counted synthetic lengths (None without
+            ``--input-tokens`` / ``--output-tokens``).
     """
 
     wall_s: float
@@ -385,6 +443,7 @@ class RunMetrics(BaseModel):
     stream_warnings: list[str] = Field(default_factory=list)
     slo: SloAttainment | None = None
     steady: SteadyWindow | None = None
+    lengths: LengthReport | None = None
 
 
 class DeviceStartState(BaseModel):

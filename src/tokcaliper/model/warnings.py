@@ -23,6 +23,9 @@ __all__ = [
     "FEW_REPETITIONS",
     "IDENTICAL_RUNS",
     "INDEPENDENT_RUNS_ASSUMED",
+    "LENGTHS_APPROXIMATE",
+    "LENGTHS_OFF",
+    "LENGTHS_UNCOUNTED",
     "NO_GPU",
     "NO_POWER_SOURCE",
     "NamedWarning",
@@ -151,10 +154,25 @@ TOKENS_PER_CHUNK = NamedWarning(
     "usage counts {ratio} tokens per text chunk ({tokens} tokens in {chunks} chunks; bound {bound}): the "
     "server sends tokens in bunches, so ITL is the gap between bunches, not tokens")
 
+LENGTHS_OFF = NamedWarning(
+    "lengths-off",
+    "{direction} lengths: {exact}% of {n} requests exact (bound {bound}%), |error| mean {mean}, "
+    "max {max} tokens (allowed ±{slack})")
+
+LENGTHS_UNCOUNTED = NamedWarning(
+    "lengths-uncounted",
+    "{direction} lengths: the server reported no usage count, so the requested lengths are unchecked")
+
+LENGTHS_APPROXIMATE = NamedWarning(
+    "lengths-approximate",
+    "input lengths approximate: the server has no /tokenize, so prompts were sized from tokens per word "
+    "fitted to two probe requests' usage.prompt_tokens")
+
 #: Every named warning by code.
 ALL: dict[str, NamedWarning] = {w.code: w for w in (
     FEW_REPETITIONS, SINGLE_REPETITION, CV_UNDEFINED, IDENTICAL_RUNS, SINGLE_RUN_NO_CV,
     CV_FROM_FEW_RUNS, QUICK_FORMULA_POWER, INDEPENDENT_RUNS_ASSUMED, SINGLE_RUNS_ANECDOTE,
     NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED,
     CLIENT_LOOP_LAG, CLIENT_LOOP_LAG_KERNEL_STAMPED, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND,
-    TEXT_AT_ONE_INSTANT, TOKENS_PER_CHUNK)}
+    TEXT_AT_ONE_INSTANT, TOKENS_PER_CHUNK, LENGTHS_OFF, LENGTHS_UNCOUNTED,
+    LENGTHS_APPROXIMATE)}

@@ -52,6 +52,7 @@ def _arms_table(an: ABAnalysis) -> Table:
 
 def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> None:
     """Print one metric's comparison."""
+    from tokcaliper.stats.ab import ratios_text, running_lines  # scipy: only when rendering
     na, nb = an.a.name, an.b.name
     lvl = f"{100 * (1 - an.alpha):g}%"
     if header:
@@ -81,12 +82,12 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
                 else f"t = {statistic(pr.t)}, df = {pr.df}, p = {p_value(pr.p)}")
         _say(console, escape(f"paired on log ratios ({pr.n} pairs): ratio {fmt_ratio(pr.ratio)}"
                              f"{pci}, {ptxt}"))
-        _say(console, "pair ratios in run order: " + " ".join(fmt_ratio(r) for r in pr.ratios))
+        _say(console, escape("pair ratios in run order: " + ratios_text(pr.ratios)))
     _robust(an, console, lvl)
     if an.running:
         _say(console, "verdict after each pair:")
-        for s in an.running:
-            _say(console, f"  {escape(s.text)}")
+        for line in running_lines(an.running):
+            _say(console, f"  {escape(line)}")
     v = an.variance
     bf = ("" if v.bf_p is None
           else f"Brown–Forsythe W = {statistic(v.bf_w)}, p = {p_value(v.bf_p)}; ")
@@ -106,6 +107,11 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
         t = an.tost
         _say(console, escape(f"equivalence (TOST ±{percent(t.margin)}): p = {p_value(t.p)}, "
                              f"{100 * (1 - 2 * t.alpha):g}% CI {_ci(t.ci)}"))
+    _render_verdict(an, console)
+
+
+def _render_verdict(an: ABAnalysis, console: Console) -> None:
+    """The verdict, its arithmetic, notes and sources: the tail of either scale's body."""
     style = _STYLE[an.verdict]
     _say(console, f"[bold {style}]verdict:[/bold {style}] {escape(an.report.summary)}")
     _say(console, "arithmetic:")
@@ -136,14 +142,7 @@ def _render_difference(an: ABAnalysis, console: Console) -> None:
     if an.mde is not None:
         _say(console, escape(f"MDE with these runs: ±{num(an.mde)}{u}, so changes below "
                              f"±{num((an.noise_abs or 0) + an.mde)}{u} (floor + MDE) cannot be called"))
-    style = _STYLE[an.verdict]
-    _say(console, f"[bold {style}]verdict:[/bold {style}] {escape(an.report.summary)}")
-    _say(console, "arithmetic:")
-    for line in an.report.arithmetic:
-        _say(console, f"  {escape(line)}")
-    for n in an.notes:
-        _say(console, f"[yellow]note:[/yellow] {escape(n)}")
-    _say(console, "sources: " + escape("; ".join(an.report.sources)), style="dim")
+    _render_verdict(an, console)
 
 
 def _control_line(an: ABAnalysis, console: Console) -> None:
@@ -159,8 +158,8 @@ def _robust(an: ABAnalysis, console: Console, lvl: str) -> None:
         _say(console, escape(f"drift over run positions (decides): {an.drift.describe()}"))
     o = an.outliers
     if o is not None and o.runs:
-        for r in o.runs:
-            _say(console, f"[yellow]outlier:[/yellow] {escape(r.describe())}")
+        for line in o.shown():
+            _say(console, f"[yellow]outlier:[/yellow] {escape(line)}")
         w = an.without_outliers
         if w is not None:
             _say(console, escape(f"without {w.left_out}: "

@@ -146,6 +146,44 @@ def render_stream_warnings(console: Console, runs: Sequence[Run]) -> None:
             console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {esc(line)}")
 
 
+def render_lengths(console: Console, runs: Sequence[Run]) -> None:
+    """Requested vs counted synthetic lengths, pooled over ``runs``' measured requests, and each run's warnings.
+
+    Nothing is printed when no run asked for lengths (``RunMetrics.lengths``).
+    """
+    from tokcaliper.load.lengths import accuracy
+
+    reps = [x.metrics.lengths for x in runs if x.metrics.lengths is not None]
+    if not reps:
+        return
+    done = [r for x in runs for r in x.requests if not r.warmup and r.ok]
+    methods = sorted({m.method for m in reps if m.method})
+    tmpl = [m.template_tokens for m in reps if m.template_tokens is not None]
+    head = f"  lengths over {len(reps)} run(s)"  # the server's usage counts, template and tag included
+    if methods:
+        head += f": sized by {'/'.join(methods)}"
+    if tmpl:
+        head += (f", template {num(min(tmpl))}" + (f"–{num(max(tmpl))}" if max(tmpl) != min(tmpl) else "")
+                 + " tokens counted in the input")
+    console.print(head)
+    for name, pairs in (
+        ("input", [(r.requested_prompt_tokens, r.prompt_tokens) for r in done
+                   if r.requested_prompt_tokens is not None and r.prompt_tokens is not None]),
+        ("output", [(r.requested_output_tokens, r.output_tokens) for r in done
+                    if r.requested_output_tokens is not None and r.token_count_source == "usage"]),
+    ):
+        if not any(getattr(m, name) is not None for m in reps):
+            continue
+        a = accuracy(pairs)  # type: ignore[arg-type]
+        console.print(
+            f"    {name}: n={a.n}, requested mean {num(a.mean_requested)} sd {num(a.sd_requested)}; "
+            f"|counted − requested| mean {num(a.mean_abs_error)}, max {num(a.max_abs_error)}, "
+            f"{num(None if a.share_exact is None else 100 * a.share_exact)}% exact")
+    for x in runs:
+        for line in (x.metrics.lengths.warnings if x.metrics.lengths else []):
+            console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {esc(line)}")
+
+
 def render_telemetry(console: Console, runs: Sequence[Run], *, wide: bool = False) -> None:
     """The telemetry table of ``runs`` and the reasons for what is missing.
 

@@ -43,6 +43,7 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel
 
 from tokcaliper.errors import InputError
@@ -74,6 +75,7 @@ from tokcaliper.stats.outliers import SOURCE_OUTLIERS, OutlierReport, RunTags, f
 from tokcaliper.stats.paired import SOURCE_PAIRED, PairedResult, paired_log_ratio
 from tokcaliper.stats.resolution import MAX_RUNS, mde_quick, n_verdict, ratio_distance
 from tokcaliper.stats.paired_drift import (
+    ROBUST_SLOPE_MAX_PAIRS,
     SOURCE_DRIFT_ADJUST,
     DriftAdjusted,
     drift_adjusted_paired,
@@ -87,9 +89,11 @@ from tokcaliper.stats.verdict_gate import (
     check_noise_band,
     gate,
     reading,
+    verdict_class,
 )
 
 __all__ = [
+    "MAX_RUNS_PER_ARM",
     "ABAnalysis",
     "ABEvidence",
     "ArmStats",
@@ -102,6 +106,8 @@ __all__ = [
     "apply_holm",
     "compare_metrics",
     "n_pairs_power",
+    "ratios_text",
+    "running_lines",
     "runs_advice",
     "single_numbers",
     "stably_slow_from_summary",
@@ -479,11 +485,107 @@ def stably_slow_from_summary(a: ArmStats, b: ArmStats, var: VarianceTest, alpha:
     return narrow.name if narrow.mean - 2 * narrow.sd > other.mean else None
 
 
+#: Most runs per arm one comparison takes (issue 22 item 17). Every step is
+#: O(n log n) or linear in the runs now (30,000 pairs: a few seconds); past
+#: this the CSV alone is tens of MB and the JSON's per-pair steps hundreds.
+#: The home of the like bound of ``analyze`` is :data:`tokcaliper.stats.analysis.MAX_RUNS`.
+MAX_RUNS_PER_ARM = 100_000
+
+#: Below this sd of the pair log ratios they are "equal up to rounding": no test.
+_EQUAL_SD = 1e-12
+
+
+def _prefix_paired(d: np.ndarray, alpha: float) -> dict[str, np.ndarray]:
+    """The paired figures of every prefix ``d[:k]``, k = 1…n, in one pass (issue 22 item 17).
+
+    Exactly what :func:`tokcaliper.stats.paired.paired_log_ratio` gives for
+    each prefix (up to summation-order rounding, ~1e-12 relative): mean log
+    ratio, sd (ddof = 1), se = sd/√k, two-sided paired p = 2·sf(|mean/se|, k − 1)
+    (``scipy.stats.ttest_rel``'s), the ratio exp(mean) and its CI
+    exp(mean ± t(1 − α/2, k − 1)·se). Cumulative sums of the log ratios shifted
+    by the first (sums of deviations, so the one-pass variance does not cancel),
+    then one vectorised call each of ``scipy.stats.t.sf`` and ``t.ppf``.
+
+    Args:
+        d: pair log ratios ln(b_k/a_k) in run order, shape (n,), n ≥ 1.
+        alpha: two-sided level of the CI.
+
+    Returns:
+        Arrays of shape (n,): ``mean``, ``sd``, ``p``, ``lo``, ``hi``, ``ratio``;
+        sd, p, lo and hi are NaN for k = 1, and p, lo, hi where sd < 1e-12
+        (ratios equal up to rounding: the test is undefined).
+    """
+    from scipy import stats as _st
+
+    n = d.size
+    k = np.arange(1, n + 1, dtype=float)
+    dev = d - d[0]
+    s1, s2 = np.cumsum(dev), np.cumsum(dev * dev)
+    mean = d[0] + s1 / k
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = np.where(k > 1, (s2 - s1 * s1 / k) / (k - 1), np.nan)
+        sd = np.sqrt(np.maximum(var, 0.0))
+        se = sd / np.sqrt(k)
+        ok = (k > 1) & (sd >= _EQUAL_SD)
+        df = np.maximum(k - 1, 1.0)
+        t = np.where(ok, mean / np.where(ok, se, 1.0), np.nan)
+        p = np.where(ok, 2 * _st.t.sf(np.abs(t), df), np.nan)
+        q = _st.t.ppf(1 - alpha / 2, df)
+        lo = np.where(ok, np.exp(mean - q * se), np.nan)
+        hi = np.where(ok, np.exp(mean + q * se), np.nan)
+    return {"mean": mean, "sd": sd, "p": p, "lo": lo, "hi": hi, "ratio": np.exp(mean)}
+
+
+#: Text shows at most this many per-pair entries (the first and the last half);
+#: ``--json`` keeps every one.
+SHOWN_PAIRS = 20
+
+
+def running_lines(steps: Sequence[RunningStep]) -> list[str]:
+    """The "verdict after each pair" lines for text: all up to :data:`SHOWN_PAIRS`, else a summary.
+
+    Beyond it: the first and the last ``SHOWN_PAIRS/2`` steps around one line
+    ``"… 29,980 more pairs (all in --json); over all 30,000 the verdict changed 3 times:
+    inconclusive since pair 1,204"``.
+    """
+    if len(steps) <= SHOWN_PAIRS:
+        return [s.text for s in steps]
+    half = SHOWN_PAIRS // 2
+    tested = [s for s in steps if s.verdict != "insufficient data"]
+    changes = sum(1 for x, y in zip(tested, tested[1:]) if x.verdict != y.verdict)
+    since = tested[0].k
+    for x, y in zip(tested, tested[1:]):
+        if x.verdict != y.verdict:
+            since = y.k
+    gap = (f"… {len(steps) - 2 * half:,} more pairs (all in --json); over all {len(steps):,} the "
+           f"verdict changed {changes:,} time{'' if changes == 1 else 's'}: {steps[-1].verdict} "
+           f"since pair {since:,}")
+    return [s.text for s in steps[:half]] + [gap] + [s.text for s in steps[-half:]]
+
+
+def ratios_text(ratios: Sequence[float]) -> str:
+    """Pair ratios in run order for text: all up to :data:`SHOWN_PAIRS`, else the first and last half."""
+    if len(ratios) <= SHOWN_PAIRS:
+        return " ".join(fmt_ratio(r) for r in ratios)
+    half = SHOWN_PAIRS // 2
+    return (" ".join(fmt_ratio(r) for r in ratios[:half])
+            + f" … {len(ratios) - 2 * half:,} more (all in --json; min {fmt_ratio(min(ratios))}, "
+            f"max {fmt_ratio(max(ratios))}) … " + " ".join(fmt_ratio(r) for r in ratios[-half:]))
+
+
 def _running(pa: Sequence[float], pb: Sequence[float], alpha: float, higher_is_better: bool,
              band: float, effect: float | None) -> list[RunningStep]:
+    """The verdict after each pair (M4), every prefix's figures from :func:`_prefix_paired`.
+
+    Linear in the pairs: the figures in one vectorised pass, then the gate's rule
+    (:func:`~tokcaliper.stats.verdict_gate.verdict_class`, which ``gate`` uses too)
+    once per prefix, without the sentences ``gate`` writes. Values are validated by the caller (finite, > 0, equal counts).
+    """
+    xa, xb = np.asarray(pa, dtype=float), np.asarray(pb, dtype=float)
+    fig = _prefix_paired(np.log(xb) - np.log(xa), alpha)
     steps: list[RunningStep] = []
-    for k in range(1, len(pa) + 1):
-        ai, bi = float(pa[k - 1]), float(pb[k - 1])
+    for k in range(1, xa.size + 1):
+        ai, bi = float(xa[k - 1]), float(xb[k - 1])
         if k == 1:
             r = bi / ai
             rd = reading(r, higher_is_better, band)
@@ -491,16 +593,19 @@ def _running(pa: Sequence[float], pb: Sequence[float], alpha: float, higher_is_b
                                      mde=None, reading=rd, verdict="insufficient data",
                                      text=f"1: {rd} → insufficient data (one pair, no test)"))
             continue
-        pr = paired_log_ratio(pa[:k], pb[:k], alpha)
-        mde = 2 * pr.sd_log / math.sqrt(k)
-        g = gate(ratio=pr.ratio, ci=pr.ratio_ci, p=pr.p, alpha=alpha,
-                 higher_is_better=higher_is_better, noise_band=band, mde=mde)
-        rd = reading(pr.ratio, higher_is_better, band)
-        ptxt = "p undefined" if pr.p is None else f"paired p = {p_value(pr.p, 2)}"
+        i = k - 1
+        ratio = float(fig["ratio"][i])
+        p = None if math.isnan(fig["p"][i]) else float(fig["p"][i])
+        ci = None if p is None else (float(fig["lo"][i]), float(fig["hi"][i]))
+        mde = 2 * float(fig["sd"][i]) / math.sqrt(k)
+        verdict = verdict_class(ratio=ratio, ci=ci, p=p, alpha=alpha,
+                                higher_is_better=higher_is_better, noise_band=band)
+        rd = reading(ratio, higher_is_better, band)
+        ptxt = "p undefined" if p is None else f"paired p = {p_value(p, 2)}"
         steps.append(RunningStep(
-            k=k, a=ai, b=bi, ratio=bi / ai, cum_ratio=pr.ratio, ci=pr.ratio_ci, p=pr.p, mde=mde,
-            reading=rd, verdict=g.verdict,
-            text=f"{k}: {rd} → {g.verdict} ({ptxt}, MDE ±{percent(mde)}, {k} pairs)"))
+            k=k, a=ai, b=bi, ratio=bi / ai, cum_ratio=ratio, ci=ci, p=p, mde=mde,
+            reading=rd, verdict=verdict,
+            text=f"{k}: {rd} → {verdict} ({ptxt}, MDE ±{percent(mde)}, {k} pairs)"))
     return steps
 
 
@@ -562,10 +667,16 @@ def analyze_samples(
         :class:`ABAnalysis` (not Holm-corrected; see :func:`compare_metrics`).
 
     Raises:
-        InputError: fewer than 2 runs in an arm, unequal counts when paired,
-            non-finite or non-positive values, settings out of range.
+        InputError: fewer than 2 runs or more than :data:`MAX_RUNS_PER_ARM` in an
+            arm, unequal counts when paired, non-finite or non-positive values,
+            settings out of range.
     """
     _check_settings(alpha, noise_band, margin, effect)
+    for arm_name, runs in zip(names, (a, b)):
+        if len(runs) > MAX_RUNS_PER_ARM:
+            raise InputError(f"{metric}: {len(runs):,} runs in arm {arm_name}; compare takes at most "
+                             f"{MAX_RUNS_PER_ARM:,} per arm: compare a window of the runs or a "
+                             "sample of the pairs")
     if noise_abs is not None:
         from tokcaliper.stats.difference import analyze_difference
 
@@ -592,7 +703,7 @@ def analyze_samples(
     pr = running = drift = None
     if paired:
         pr = paired_log_ratio(a, b, alpha)
-        if pr.p is None or pr.sd_log < 1e-12:  # equal up to rounding
+        if pr.p is None or pr.sd_log < _EQUAL_SD:  # equal up to rounding
             raise InputError(f"all pair ratios are equal ({fmt_ratio(pr.ratio)}): the paired t-test is "
                              "undefined")
         running = _running(list(a), list(b), alpha, higher_is_better, noise_band, effect)
@@ -629,7 +740,13 @@ def analyze_samples(
         tg = tags or (None, None)
         outliers = flag_outliers(a, b, names, paired=paired, tags=tg)
         if paired and pr is not None:
-            rank = signed_rank(_rank_log_ratios(a, b, pr, drift, tg), alpha)
+            rank_d = _rank_log_ratios(a, b, pr, drift, tg)
+            if rank_d is None:
+                notes.append(f"rank companion not computed: its drift correction (the Theil–Sen "
+                             f"slope over every two of the {pr.n:,} pairs, n²/2 slopes) takes at "
+                             f"most {ROBUST_SLOPE_MAX_PAIRS:,} pairs")
+            else:
+                rank = signed_rank(rank_d, alpha)
         if outliers.runs:
             without = _without_outliers(a, b, names, outliers, paired=paired, tags=tg,
                                         design=design, metric=metric, unit=unit,
@@ -662,16 +779,20 @@ def _drift(a: Sequence[float], b: Sequence[float],
 
 def _rank_log_ratios(a: Sequence[float], b: Sequence[float], pr: PairedResult,
                      drift: DriftAdjusted | None,
-                     tags: tuple[RunTags | None, RunTags | None]) -> list[float]:
+                     tags: tuple[RunTags | None, RunTags | None]) -> list[float] | None:
     """Pair log ratios for the rank companion; with known positions, less a robust drift.
 
     ``d_k − β̃·Δ_k`` with β̃ the Theil–Sen slope (Sen 1968) of the pair means on
     the pair centres (:func:`tokcaliper.stats.paired_drift.robust_slope`): one
     wild run moves the least-squares slope of the decider, not the median slope.
+    ``None`` when that slope is needed for more than
+    :data:`~tokcaliper.stats.paired_drift.ROBUST_SLOPE_MAX_PAIRS` pairs (n²/2 slopes).
     """
     d = list(pr.log_ratios)
     if drift is None or drift.method == "none" or tags[0] is None or tags[1] is None:
         return d
+    if pr.n > ROBUST_SLOPE_MAX_PAIRS:
+        return None
     beta = robust_slope(a, b, tags[0].positions, tags[1].positions)  # type: ignore[arg-type]
     if beta is None:
         return d
@@ -692,8 +813,10 @@ def _without_outliers(a: Sequence[float], b: Sequence[float], names: tuple[str, 
     if paired:
         drop = set(report.pairs)
         ia = ib = [k for k in range(len(a)) if k not in drop]
+        listed = sorted(drop)
         what = (f"{len(drop)} pair(s) holding the flagged run(s): pair "
-                + ", ".join(str(k + 1) for k in sorted(drop)))
+                + ", ".join(str(k + 1) for k in listed[:SHOWN_PAIRS])
+                + (f" … and {len(listed) - SHOWN_PAIRS:,} more" if len(listed) > SHOWN_PAIRS else ""))
     else:
         da = {r.index for r in report.runs if r.arm == names[0]}
         db = {r.index for r in report.runs if r.arm == names[1]}
@@ -843,7 +966,7 @@ def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int) -> Verd
         pci = "" if pr.ratio_ci is None else f" [{lvl} CI {_ci(pr.ratio_ci)}]"
         ptxt = ("t undefined (all pair ratios equal)" if pr.t is None
                 else f"paired t = {statistic(pr.t)}, df = {pr.df}, p = {p_value(pr.p)}")
-        ar.append("pair ratios in run order: " + " ".join(fmt_ratio(r) for r in pr.ratios))
+        ar.append("pair ratios in run order: " + ratios_text(pr.ratios))
         ar.append(f"log ratios: mean {num(pr.mean_log, signed=True)}, sd {num(pr.sd_log)}, "
                   f"se {num(pr.se_log)}; {ptxt}; ratio exp(mean) = {fmt_ratio(pr.ratio)}{pci}"
                   + ("  (unadjusted; shown beside)" if ev.drift is not None else "  (decides)"))
@@ -851,7 +974,7 @@ def _report(ev: ABEvidence, g: GateResult, p: float | None, holm_m: int) -> Verd
         ar.append(f"run positions: {ev.drift.describe()}  (decides)")
     if ev.running:
         ar.append("verdict after each pair (unadjusted paired t): "
-                  + "; ".join(s.text for s in ev.running))
+                  + "; ".join(running_lines(ev.running)))
     ar.extend(_robust_lines(ev, lvl))
     v = ev.variance
     bf = "" if v.bf_p is None else f"Brown–Forsythe W = {statistic(v.bf_w)}, p = {p_value(v.bf_p)}; "
@@ -947,7 +1070,7 @@ def _outlier_sentence(ev: ABEvidence, advice: bool) -> str:
     o = ev.outliers
     if o is None or not o.runs:
         return ""
-    names = "; ".join(r.describe() for r in o.runs)
+    names = "; ".join(o.shown())
     out = f"; {len(o.runs)} run(s) flagged as outliers ({names})"
     w = ev.without_outliers
     if w is not None and w.summary is not None:
@@ -975,7 +1098,7 @@ def _robust_lines(ev: ABEvidence, lvl: str) -> list[str]:
     if o is not None:
         if o.runs:
             lines.append(f"outliers ({o.basis}, |modified z| > {num(o.limit, 2, trim=True)}): "
-                         + "; ".join(r.describe() for r in o.runs))
+                         + "; ".join(o.shown()))
             w = ev.without_outliers
             if w is not None:
                 lines.append(f"without {w.left_out}: "

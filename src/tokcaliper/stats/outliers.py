@@ -137,6 +137,13 @@ class OutlierReport(BaseModel):
     runs: list[FlaggedRun]
     pairs: list[int] = []
 
+    def shown(self, limit: int = 10) -> list[str]:
+        """Descriptions of the first ``limit`` flagged runs, then ``"… and N more (all in --json)"``."""
+        out = [r.describe() for r in self.runs[:limit]]
+        if len(self.runs) > limit:
+            out.append(f"… and {len(self.runs) - limit:,} more (all in --json)")
+        return out
+
 
 def _tag(tags: RunTags | None, field: str, i: int):  # type: ignore[no-untyped-def]
     if tags is None:

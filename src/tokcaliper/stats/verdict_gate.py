@@ -29,7 +29,8 @@ from tokcaliper.numbers import p_value, percent
 from tokcaliper.numbers import ratio as fmt_ratio
 from tokcaliper.stats.equivalence import TostResult
 
-__all__ = ["GateResult", "VerdictClass", "check_noise_band", "gate", "gate_difference", "reading"]
+__all__ = ["GateResult", "VerdictClass", "check_noise_band", "gate", "gate_difference", "reading",
+           "verdict_class"]
 
 VerdictClass = Literal["faster", "slower", "equivalent", "inconclusive"]
 
@@ -86,6 +87,24 @@ def reading(ratio: float, higher_is_better: bool, noise_band: float) -> str:
         return f"within the ±{_pct(noise_band)} noise band"
     better = change > 0 if higher_is_better else change < 0
     return f"{'faster' if better else 'slower'} by {_pct(abs(change))}"
+
+
+def verdict_class(*, ratio: float, ci: tuple[float, float] | None, p: float | None,
+                  alpha: float, higher_is_better: bool, noise_band: float,
+                  equivalent: bool = False) -> VerdictClass:
+    """The gate's rule alone, without its sentences (the verdict after each of many pairs).
+
+    faster/slower when ``p < alpha`` and the CI lies wholly outside
+    ``[1 − noise_band, 1 + noise_band]``; else equivalent when ``equivalent``
+    (a passed TOST); else inconclusive. Inputs are not validated: :func:`gate`
+    does that and uses this rule.
+    """
+    significant = p is not None and math.isfinite(p) and p < alpha
+    outside = ci is not None and (ci[0] > 1 + noise_band or ci[1] < 1 - noise_band)
+    if significant and outside:
+        better = ratio > 1 if higher_is_better else ratio < 1
+        return "faster" if better else "slower"
+    return "equivalent" if equivalent else "inconclusive"
 
 
 def gate(
@@ -157,14 +176,15 @@ def gate(
 
     ci_short = "" if ci is None else f", {level} CI {_signed(ci[0] - 1)} … {_signed(ci[1] - 1)}"
     p_short = "" if p is None else f", {test_label} = {p_value(p)}"
-    if significant and outside:
-        better = change > 0 if higher_is_better else change < 0
-        verdict: VerdictClass = "faster" if better else "slower"
+    verdict = verdict_class(ratio=ratio, ci=ci, p=p, alpha=alpha,
+                            higher_is_better=higher_is_better, noise_band=noise_band,
+                            equivalent=equivalent and tost is not None)
+    if verdict in ("faster", "slower"):
         summary = f"{verdict} by {_pct(abs(change))} (ratio {fmt_ratio(ratio)}{ci_short}{p_short})"
         if equivalent and tost is not None:
             summary += f"; also within the ±{_pct(tost.margin)} equivalence margin"
         return GateResult(verdict=verdict, summary=summary, change=change, reasons=reasons)
-    if equivalent and tost is not None:
+    if verdict == "equivalent" and tost is not None:
         tp = tost.p if tost_p is None else tost_p
         summary = (f"equivalent within ±{_pct(tost.margin)} (ratio {fmt_ratio(ratio)}, "
                    f"{100 * (1 - 2 * tost.alpha):g}% CI {_signed(tost.ci[0] - 1)} … "

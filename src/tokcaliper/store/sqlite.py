@@ -29,7 +29,7 @@ from tokcaliper.model.timestamps import normalize_utc_iso
 from tokcaliper.validation import explain
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA_V1 = """
     CREATE TABLE runs (
@@ -169,9 +169,20 @@ def _migrate_v3(conn: sqlite3.Connection) -> None:
     _execute_script(conn, "ALTER TABLE runs ADD COLUMN restart INTEGER")
 
 
+def _migrate_requested_lengths(conn: sqlite3.Connection) -> None:
+    """v3 → v4: columns ``requested_prompt_tokens`` / ``requested_output_tokens`` of
+    ``requests``: the synthetic lengths each request asked for (``--input-tokens`` /
+    ``--output-tokens``), beside the counted ``prompt_tokens`` / ``output_tokens``
+    (issue 18 item 2). NULL for older requests and requests that asked for none."""
+    _execute_script(conn, """
+        ALTER TABLE requests ADD COLUMN requested_prompt_tokens INTEGER;
+        ALTER TABLE requests ADD COLUMN requested_output_tokens INTEGER
+    """)
+
+
 #: Schema version → the function that upgrades the previous version to it.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3}
+    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_requested_lengths}
 
 
 class RunRow(BaseModel):
@@ -274,6 +285,7 @@ def write_recovery_file(run: Run, db_path: Path) -> Path | None:
 _TABLES = {1: {"runs", "run_scalars", "requests"},
            2: {"runs", "run_scalars", "requests", "experiments", "outcomes", "telemetry_samples"}}
 _TABLES[3] = _TABLES[2]  # v3 adds a column (runs.restart), no table
+_TABLES[4] = _TABLES[2]  # v4 adds two columns to requests, no table
 
 
 def _dumps(obj: object) -> str:
@@ -449,13 +461,15 @@ class Store:
                 self.conn.executemany(
                     """INSERT INTO requests (run_id, idx, warmup, start_s, ttft_s, e2e_s,
                        output_tokens, prompt_tokens, token_count_source, content_chunks, error,
-                       itl_json, server_timings_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                       itl_json, server_timings_json, requested_prompt_tokens,
+                       requested_output_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                     [
                         (
                             run_id, r.index, int(r.warmup), r.start_s, r.ttft_s, r.e2e_s,
                             r.output_tokens, r.prompt_tokens, r.token_count_source,
                             r.content_chunks, r.error, _dumps(r.itl_s),
                             None if r.server_timings is None else _dumps(r.server_timings),
+                            r.requested_prompt_tokens, r.requested_output_tokens,
                         )
                         for r in run.requests
                     ],
@@ -607,7 +621,8 @@ class Store:
         for r in self.conn.execute(
             """SELECT idx, warmup, start_s, ttft_s, e2e_s, output_tokens, prompt_tokens,
                       token_count_source, content_chunks, error, itl_json,
-                      server_timings_json FROM requests WHERE run_id = ? ORDER BY idx""",
+                      server_timings_json, requested_prompt_tokens, requested_output_tokens
+               FROM requests WHERE run_id = ? ORDER BY idx""",
             (run_id,),
         ):
             requests.append(RequestRecord(
@@ -615,6 +630,7 @@ class Store:
                 output_tokens=r[5], prompt_tokens=r[6], token_count_source=r[7],
                 content_chunks=r[8], error=r[9], itl_s=json.loads(r[10]),
                 server_timings=None if r[11] is None else json.loads(r[11]),
+                requested_prompt_tokens=r[12], requested_output_tokens=r[13],
             ))
         return requests
 
