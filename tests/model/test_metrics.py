@@ -58,7 +58,8 @@ def test_values_and_units_on_known_data():
 
 def test_directions_come_from_the_registry():
     for name, metric in METRICS.items():
-        assert metric.higher_is_better == (metric.unit in ("tok/s", "req/s")), name
+        expected = metric.unit in ("tok/s", "req/s") or name == "slo_attainment_pct"  # a share met
+        assert metric.higher_is_better == expected, name
         assert metric.unit in metric.label and metric.computed and metric.description
 
 

@@ -87,6 +87,12 @@ def bench(
     on_server_death: Annotated[str, typer.Option(
         help="A started server that dies during a run (stored as failed with its last log lines): "
              "stop, or restart it and go on with the next run.")] = "stop",
+    slo: Annotated[Optional[str], typer.Option(
+        help="Service-level objectives, e.g. ttft=200ms,tpot=50ms,e2e=10s (also itl=; units ms or s): "
+             "each run's share of requests meeting all of them (failed ones miss) and its goodput.")] = None,
+    steady_state: Annotated[Optional[float], typer.Option(
+        help="Share of the run's peak of requests in flight (e.g. 0.9): each run's steady-state "
+             "window, with throughput and TTFT/ITL percentiles inside it (ramp-up, drain excluded).")] = None,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
     wide: Annotated[bool, typer.Option("--wide", help=WIDE_HELP)] = False,
@@ -108,6 +114,7 @@ def bench(
     from tokcaliper.numbers import num
     from tokcaliper.report.output import emit, stderr
     from tokcaliper.report.text import esc
+    from tokcaliper.report.slo_view import render_slo, render_steady
     from tokcaliper.report.run_view import (
         render_client, render_lengths, render_stream_warnings, render_telemetry, runs_table)
     from tokcaliper.servers.counters import discover_model
@@ -124,13 +131,14 @@ def bench(
     # Every load option is checked by the experiment file's model (LoadSpec), so a
     # bench and an experiment's [load] accept exactly the same values (no inf or nan,
     # not both --requests and --duration, bounded durations).
-    LoadSpec.from_options(
+    load_spec = LoadSpec.from_options(
         model=model, concurrency=concurrency, requests=requests, duration_s=duration, warmup=warmup,
         max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,
         prompts=None if prompts is None else str(prompts), unique_prompts=unique_prompts,
         request_timeout_s=request_timeout, first_token_timeout_s=first_token_timeout,
         token_timeout_s=token_timeout, max_error_rate=max_error_rate, health_timeout_s=health_timeout,
         telemetry_interval_s=telemetry_interval, idle_seconds=idle_seconds,
+        slo=slo, steady_state=steady_state,
         input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed)
     _check(math.isfinite(cooldown) and 0 <= cooldown <= MAX_TIMEOUT_S,
            f"--cooldown must be a number of seconds in [0, {MAX_TIMEOUT_S:g}], got {cooldown:g}")
@@ -192,6 +200,7 @@ def bench(
             request_timeout_s=request_timeout, first_token_timeout_s=first_token_timeout,
             token_timeout_s=token_timeout,
             rate_rps=rate, arrival=arrival, burstiness=burstiness,  # type: ignore[arg-type]
+            slo_s=load_spec.slo_s, steady_state=load_spec.steady_state,
             input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed,
         )
         host = collect_host_info()
@@ -252,7 +261,13 @@ def bench(
     if not any(x.valid for x in all_runs):
         raise ServerError(no_valid_run(all_runs, db))
     # Invalid runs (too many failed requests) are stored but left out of the noise floor.
-    reports = [noise_floor(scalar_series([r.metrics for r in rr if r.valid], names=metric or None), effect=effect)
+    names = metric or None
+    if names is None and (slo is not None or steady_state is not None):  # the figures asked for, too
+        from tokcaliper.model.metrics import METRICS, headline_metrics
+
+        asked = {o for o, v in (("--slo", slo), ("--steady-state", steady_state)) if v is not None}
+        names = [m.name for m in headline_metrics()] + [n for n, m in METRICS.items() if m.needs in asked]
+    reports = [noise_floor(scalar_series([r.metrics for r in rr if r.valid], names=names), effect=effect)
                if any(r.valid for r in rr) else None for _, _, rr in sweep]
     report = reports[0]
     splits = []
@@ -313,6 +328,8 @@ def bench(
             console.print(runs_table(rr, wide=wide))
             render_client(console, rr)
             render_stream_warnings(console, rr)
+            render_slo(console, rr)
+            render_steady(console, rr)
             render_lengths(console, rr)
             render_telemetry(console, rr, wide=wide)
             for x in rr:

@@ -22,7 +22,7 @@ def metrics_cmd(
     payload = [
         {"name": m.name, "label": m.label, "unit": m.unit, "better": m.better,
          "headline": m.headline, "computed": m.computed, "description": m.description,
-         "noise_abs": m.noise_abs}
+         "noise_abs": m.noise_abs, "needs": m.needs}
         for m in METRICS.values()
     ]
 
@@ -33,8 +33,9 @@ def metrics_cmd(
         for m in payload:
             scale = ("" if m["noise_abs"] is None else
                      f"; compared on b − a, noise floor ±{m['noise_abs']:g} {m['unit']} (its resolution)")
+            needs = "" if m["needs"] is None else f"; only in runs with {m['needs']}"
             t.add_row(m["name"], m["unit"], m["better"], "default" if m["headline"] else "bench --metric",
-                      m["computed"] + scale)
+                      m["computed"] + scale + needs)
         console.print(t)
 
     emit(payload, json_out, render)

@@ -335,7 +335,8 @@ def measure_run(
     after = read_counters(load.base_url)
     telemetry = None
     samples = None
-    metrics = summarize(records, client=phase.client, arrivals=phase.arrivals)
+    metrics = summarize(records, client=phase.client, arrivals=phase.arrivals,
+                        slo_s=load.slo_s, steady_share=load.steady_state)
     metrics.lengths = length_report(records, phase.lengths_method, phase.template_tokens)
     if setup.telemetry is not None:
         telemetry = sampler.summary()  # type: ignore[union-attr]

@@ -115,6 +115,10 @@ class LoadSpec(_Strict):
         max_error_rate: a run with a larger share of failed measured requests is stored invalid.
         telemetry_interval_s: sampling interval, s (0 = off; default 0.1 = 10 Hz). idle_seconds: idle
             power measurement before the first run (0 = off).
+        slo: service-level objectives, e.g. ``"ttft=200ms,tpot=50ms,e2e=10s"``
+            (kinds ttft, tpot, itl, e2e; units ms or s; :func:`tokcaliper.load.slo.parse_slo`):
+            each run's attainment and goodput. steady_state: share of the peak in flight
+            bounding each run's steady-state window, in (0, 1] (:mod:`tokcaliper.load.steady`).
         input_tokens, output_tokens: synthetic length distributions (``fixed:N``, ``normal:MEAN,SD``,
             ``lognormal:MEDIAN,SIGMA``, ``uniform:LO,HI``, ``empirical:FILE``;
             :mod:`tokcaliper.load.lengths`); input lengths need ``requests``. length_seed: their seed.
@@ -137,6 +141,24 @@ class LoadSpec(_Strict):
     health_timeout_s: float = Field(180.0, gt=0, le=MAX_TIMEOUT_S)
     telemetry_interval_s: float = Field(0.1, ge=0, le=MAX_INTERVAL_S)
     idle_seconds: float = Field(3.0, ge=0, le=MAX_INTERVAL_S)
+    slo: str | None = None
+    steady_state: float | None = Field(None, gt=0, le=1)
+
+    @field_validator("slo")
+    @classmethod
+    def _slo(cls, v: str | None) -> str | None:
+        if v is not None:
+            from tokcaliper.load.slo import parse_slo
+
+            parse_slo(v)  # ValueError names the bad item
+        return v
+
+    @property
+    def slo_s(self) -> dict[str, float] | None:
+        """The SLO bounds by kind, seconds (None without ``slo``)."""
+        from tokcaliper.load.slo import parse_slo
+
+        return None if self.slo is None else parse_slo(self.slo)
     input_tokens: str | None = None
     output_tokens: str | None = None
     length_seed: int = Field(0, ge=0, le=2**63 - 1)
@@ -205,6 +227,7 @@ class LoadSpec(_Strict):
             max_tokens=self.max_tokens, temperature=self.temperature, ignore_eos=self.ignore_eos,
             prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s,
             first_token_timeout_s=self.first_token_timeout_s, token_timeout_s=self.token_timeout_s,
+            slo_s=self.slo_s, steady_state=self.steady_state,
             input_tokens=self.input_tokens, output_tokens=self.output_tokens, length_seed=self.length_seed)
 
 
@@ -217,6 +240,7 @@ CLI_FLAGS = {
     "first_token_timeout_s": "--first-token-timeout", "token_timeout_s": "--token-timeout",
     "max_error_rate": "--max-error-rate",
     "health_timeout_s": "--health-timeout", "telemetry_interval_s": "--telemetry-interval",
+    "idle_seconds": "--idle-seconds", "slo": "--slo", "steady_state": "--steady-state",
     "idle_seconds": "--idle-seconds", "input_tokens": "--input-tokens",
     "output_tokens": "--output-tokens", "length_seed": "--length-seed",
 }

@@ -177,6 +177,8 @@ def summarize(
     records: Sequence[RequestRecord],
     client: ClientHealth | None = None,
     arrivals: ArrivalStats | None = None,
+    slo_s: dict[str, float] | None = None,
+    steady_share: float | None = None,
 ) -> RunMetrics:
     """Summarise one run's measured requests.
 
@@ -190,7 +192,14 @@ def summarize(
             (:class:`tokcaliper.load.monitor.LoopMonitor`); judged here
             against the bounds (:func:`judge_client`).
         arrivals: open-loop arrival statistics, stored as given.
+        slo_s: SLO bounds by kind, s: attainment and goodput over the measured
+            requests (:func:`tokcaliper.load.slo.slo_attainment`).
+        steady_share: share of the peak in flight bounding the steady-state
+            window (:func:`tokcaliper.load.steady.steady_window`).
     """
+    from tokcaliper.load.slo import slo_attainment
+    from tokcaliper.load.steady import steady_window
+
     warm = [r for r in records if r.warmup]
     measured = [r for r in records if not r.warmup]
     done = [r for r in measured if r.ok]
@@ -234,4 +243,6 @@ def summarize(
         client=judge_client(client, dispatch, itl.p50) if client is not None else None,
         arrivals=arrivals,
         stream_warnings=stream_warnings(done),
+        slo=slo_attainment(measured, slo_s, wall) if slo_s else None,
+        steady=steady_window(measured, steady_share) if steady_share is not None else None,
     )

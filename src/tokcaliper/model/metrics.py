@@ -55,6 +55,8 @@ class Metric:
             difference scale b − a with this absolute noise floor
             (:mod:`tokcaliper.stats.difference`): its runs can read 0 and sit at
             a few resolution steps, where ratios and a relative band mean nothing.
+        needs: the load option without which a run has no value for it
+            (``"--slo"``, ``"--steady-state"``; ``None``: every run has one).
     """
 
     name: str
@@ -66,6 +68,7 @@ class Metric:
     headline: bool
     extract: Callable[[RunMetrics], float | None]
     noise_abs: float | None = None
+    needs: str | None = None
 
     @property
     def higher_is_better(self) -> bool:
@@ -165,6 +168,63 @@ _CLIENT: tuple[Metric, ...] = (
     ),
 )
 
+def _slo(m: RunMetrics, get: Callable[[object], float | None]) -> float | None:
+    return None if m.slo is None else get(m.slo)
+
+
+def _steady(m: RunMetrics, get: Callable[[object], float | None]) -> float | None:
+    return None if m.steady is None else get(m.steady)
+
+
+# Goodput under SLOs (--slo; tokcaliper.load.slo) and the steady-state window
+# (--steady-state; tokcaliper.load.steady): None in runs that did not ask for them.
+_SLO: tuple[Metric, ...] = (
+    Metric(
+        name="slo_attainment_pct", label="SLO attainment (%)", unit="%", better="higher",
+        computed="requests that completed and met every SLO ÷ measured requests (failed ones count "
+                 "as missing) × 100",
+        description="share of requests served within the SLOs (--slo)",
+        headline=False, needs="--slo",
+        extract=lambda m: _slo(m, lambda s: _scaled(s.attainment, 100.0)),  # type: ignore[attr-defined]
+    ),
+    Metric(
+        name="goodput_rps", label="goodput req/s", unit="req/s", better="higher",
+        computed="requests that met every SLO ÷ wall time (vLLM bench serve's request_goodput)",
+        description="requests per second served within the SLOs (--slo)",
+        headline=False, needs="--slo",
+        extract=lambda m: _slo(m, lambda s: s.goodput_rps),  # type: ignore[attr-defined]
+    ),
+    Metric(
+        name="goodput_tok_s", label="goodput output tok/s", unit="tok/s", better="higher",
+        computed="Σ output tokens of the requests that met every SLO ÷ wall time",
+        description="output tokens per second served within the SLOs (--slo)",
+        headline=False, needs="--slo",
+        extract=lambda m: _slo(m, lambda s: s.goodput_tok_s),  # type: ignore[attr-defined]
+    ),
+)
+
+
+def _steady_latency(field: str, stat: str, label: str) -> Metric:
+    return Metric(
+        name=f"steady_{field}_{stat}_ms", label=f"steady {label} {stat} (ms)", unit="ms", better="lower",
+        computed=f"{stat} of {label} within the steady-state window (--steady-state), × 1000",
+        description=f"{label} {stat} with ramp-up and drain excluded",
+        headline=False, needs="--steady-state",
+        extract=lambda m: _steady(m, lambda w: _scaled(getattr(getattr(w, f"{field}_s"), stat), 1000.0)),
+    )
+
+
+_STEADY: tuple[Metric, ...] = (
+    Metric(
+        name="steady_output_tok_s", label="steady output tok/s", unit="tok/s", better="higher",
+        computed="output tokens that arrived within the steady-state window ÷ its length",
+        description="output throughput with ramp-up and drain excluded (--steady-state)",
+        headline=False, needs="--steady-state",
+        extract=lambda m: _steady(m, lambda w: w.output_tok_s),  # type: ignore[attr-defined]
+    ),
+    *(_steady_latency(f, s, lab) for f, lab in (("ttft", "TTFT"), ("itl", "ITL")) for s in ("p50", "p99")),
+)
+
 #: Every per-run metric, by name, in display order (rates, then latencies, then the client's own).
 METRICS: dict[str, Metric] = {
     m.name: m
@@ -172,6 +232,8 @@ METRICS: dict[str, Metric] = {
         *_RATES,
         *(_latency_metric(f, s) for f in _LATENCIES for s in _STATS),
         *_CLIENT,
+        *_SLO,
+        *_STEADY,
     )
 }
 

@@ -156,6 +156,13 @@ class LoadConfig(BaseModel):
         burstiness: gamma shape k (CV of the gaps = 1/√k; 1 = Poisson).
         arrival_seed: seed of the arrival times (None: derived from
             ``prompt_salt``, so repetitions differ but replay identically).
+        slo_s: service-level objectives the run is judged against, seconds,
+            by kind (``ttft``, ``tpot``, ``itl``, ``e2e``;
+            :mod:`tokcaliper.load.slo`); None: no SLO asked for. Stored so
+            that a later read knows what was asked.
+        steady_state: share of the run's peak of requests in flight that
+            bounds its steady-state window (:mod:`tokcaliper.load.steady`);
+            None: no steady-state figures.
         input_tokens / output_tokens: synthetic length distributions
             (:mod:`tokcaliper.load.lengths` spec, e.g. ``normal:200,40``); None:
             the prompts' own lengths / ``max_tokens``.
@@ -181,6 +188,8 @@ class LoadConfig(BaseModel):
     arrival: Literal["poisson", "gamma", "constant"] = "poisson"
     burstiness: float = 1.0
     arrival_seed: int | None = None
+    slo_s: dict[str, float] | None = None
+    steady_state: float | None = None
     input_tokens: str | None = None
     output_tokens: str | None = None
     length_seed: int = 0
@@ -313,6 +322,68 @@ class ArrivalStats(BaseModel):
     scheduled_cv: float | None = None
 
 
+class SloAttainment(BaseModel):
+    """How many of a run's measured requests met every SLO (:mod:`tokcaliper.load.slo`).
+
+    Attributes:
+        slo_s: the SLOs, seconds, by kind (as in :attr:`LoadConfig.slo_s`).
+        n: measured requests (completed + failed): the denominator.
+        met: requests that completed and met every SLO.
+        failed: failed requests (each counts as missing every SLO).
+        missed: per SLO kind, completed requests that missed it (a request
+            can miss several).
+        attainment: ``met ÷ n`` (None when n = 0).
+        ci95: Wilson 95 % interval of the attainment over the run's requests
+            (:func:`tokcaliper.stats.proportion.wilson_interval`).
+        goodput_rps: ``met ÷ wall_s``, req/s.
+        goodput_tok_s: output tokens of the requests that met every SLO ÷ wall_s, tok/s.
+    """
+
+    slo_s: dict[str, float]
+    n: int
+    met: int
+    failed: int
+    missed: dict[str, int] = Field(default_factory=dict)
+    attainment: float | None = None
+    ci95: tuple[float, float] | None = None
+    goodput_rps: float | None = None
+    goodput_tok_s: float | None = None
+
+
+class SteadyWindow(BaseModel):
+    """A run's steady state: where requests in flight stay ≥ a share of the peak
+    (:mod:`tokcaliper.load.steady`). Times are seconds on the run's clock (``start_s``).
+
+    Attributes:
+        share: the asked share of the peak (``--steady-state``).
+        peak: most measured requests in flight at once.
+        threshold: ``share × peak``; the window holds from the first instant the
+            in-flight count reaches it to the last instant it is at or above it.
+        start_s / end_s / length_s: the window; ramp-up before it and drain after it are excluded.
+        at_threshold_share: share of the window's time with in-flight ≥ threshold
+            (1.0 = it never dipped).
+        requests: completed requests issued within the window (its TTFT sample).
+        output_tokens: output tokens that arrived within the window (each text
+            chunk carries ``output tokens ÷ chunks`` of its request's tokens).
+        output_tok_s: ``output_tokens ÷ length_s`` (None for a zero-length window).
+        ttft_s: TTFT of the completed requests issued within the window.
+        itl_s: token gaps that ended within the window.
+    """
+
+    share: float
+    peak: int
+    threshold: float
+    start_s: float
+    end_s: float
+    length_s: float
+    at_threshold_share: float | None = None
+    requests: int = 0
+    output_tokens: float = 0.0
+    output_tok_s: float | None = None
+    ttft_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
+    itl_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
+
+
 class RunMetrics(BaseModel):
     """Per-run summary computed from the measured (non-warm-up) requests.
 
@@ -341,6 +412,9 @@ class RunMetrics(BaseModel):
         stream_warnings: where the streams' ``usage`` and their text disagree
             (:func:`tokcaliper.load.summary.stream_warnings`): one sentence
             each, with its figures; empty when they agree.
+        slo: attainment of the run's SLOs and its goodput (None without SLOs).
+        steady: the run's steady-state window and its figures (None without
+            ``steady_state``, or with no measured request).
         lengths: requested vs counted synthetic lengths (None without
             ``--input-tokens`` / ``--output-tokens``).
     """
@@ -367,6 +441,8 @@ class RunMetrics(BaseModel):
     client: ClientHealth | None = None
     arrivals: ArrivalStats | None = None
     stream_warnings: list[str] = Field(default_factory=list)
+    slo: SloAttainment | None = None
+    steady: SteadyWindow | None = None
     lengths: LengthReport | None = None
 
 

@@ -88,6 +88,10 @@ def render_run_detail(console: Console, run: Run, *, wide: bool = False) -> None
         _row(t, name, p)
     console.print(t)
     render_stream_warnings(console, [run])
+    from tokcaliper.report.slo_view import render_slo, render_steady
+
+    render_slo(console, [run])
+    render_steady(console, [run])
     if m.errors:
         for err, count in m.errors.items():
             console.print(f"  [red]{count} × {esc(err)}[/red]")
