@@ -50,10 +50,25 @@ def test_renderer_prints_table_and_warnings():
     con = Console(record=True, width=220)
     render_noise_floor(con, rep)
     out = con.export_text()
-    for col in ("metric", "mean", "std", "CV", "min", "max", "(max−min)/mean", "MDE n=1", "MDE n=4"):
+    for col in ("metric", "mean", "std", "CV", "95% CI", "min", "max", "(max−min)", "/mean", "MDE", "n=1"):
         assert col in out
+    assert "n = 4 runs per metric" in out
     assert TPUT in out and "TTFT p50 [ms]" in out  # brackets are not eaten as markup
     cv = rep.metrics[0].description.cv
     assert f"{100 * cv:.1f}%" in out
     assert f"{100 * rep.metrics[0].mde_nR:.1f}%" in out
     assert "fewer than 5 repetitions (n=4): CV itself is uncertain" in out
+
+
+def test_noise_floor_table_fits_100_columns():
+    """Every registry metric bench reports, at their widest figures, in 100 columns (issue 22 item 26)."""
+    from tokcaliper.model.metrics import METRICS
+
+    longest = sorted((m.label for m in METRICS.values()), key=len)[-6:]
+    rep = noise_floor({n: [12345.6, 9876.54, 11111.1] for n in longest[:3]}
+                    | {n: [0.0123, 0.00987, 0.0111] for n in longest[3:]})
+    con = Console(record=True, width=100)
+    render_noise_floor(con, rep)
+    out = con.export_text()
+    assert "…" not in out
+    assert max(len(line.rstrip()) for line in out.splitlines()) <= 100
