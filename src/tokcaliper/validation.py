@@ -1,4 +1,5 @@
-"""pydantic validation errors in words a user can act on: the one translation.
+"""pydantic validation errors in words a user can act on: the one translation
+(and :func:`finite_number`, the one parser of a number a user typed).
 
 pydantic's own text names its internals: the union member that failed
 (``arms[0].value.str: Input should be a valid string``), the stage
@@ -20,13 +21,16 @@ Pure; no I/O.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from tokcaliper.errors import InputError
 
-__all__ = ["Problem", "describe", "explain", "loc_path", "problems", "show"]
+
+__all__ = ["Problem", "describe", "explain", "finite_number", "loc_path", "problems", "show"]
 
 #: Location parts that name a union member or validator, not a key of the input.
 _TAG = re.compile(r"^(str|int|float|bool|none|bytes|list\[.*\]|dict\[.*\]|tuple\[.*\]|literal\[.*\]|"
@@ -180,3 +184,22 @@ def explain(e: ValidationError, *, what: str = "") -> str:
     loc = loc_path(first.loc) or what or "(top level)"
     more = f" (and {len(probs) - 1} more)" if len(probs) > 1 else ""
     return f"{loc}: {describe(first.err)}{more}"
+
+
+def finite_number(text: str, what: str) -> float:
+    """A finite float from a user's text (an option part, a CSV cell).
+
+    Args:
+        text: the text as given (surrounding spaces allowed).
+        what: where it came from, for the message (``"--a value 2"``).
+
+    Raises:
+        InputError: ``"{what}: 'x' is not a number"`` / ``"… is not a finite number"``.
+    """
+    try:
+        x = float(text)
+    except ValueError:
+        raise InputError(f"{what}: {text.strip()!r} is not a number") from None
+    if not math.isfinite(x):
+        raise InputError(f"{what}: {text.strip()!r} is not a finite number")
+    return x

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Sequence
 
 from pydantic import BaseModel
 
 from tokcaliper.errors import InputError
 from tokcaliper.fileio import check_unique_columns
+from tokcaliper.validation import finite_number
 from tokcaliper.stats.outliers import RunTags
 
 __all__ = ["CONTROL_NAMES", "ArmSamples", "SampleTable", "choose_control", "parse_number_list",
@@ -32,15 +32,6 @@ __all__ = ["CONTROL_NAMES", "ArmSamples", "SampleTable", "choose_control", "pars
 
 _COLUMNS = ("arm", "value", "pair", "position", "metric")
 
-
-def _num(text: str, what: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise InputError(f"{what}: {text.strip()!r} is not a number") from None
-    if not math.isfinite(x):
-        raise InputError(f"{what}: {text.strip()!r} is not a finite number")
-    return x
 
 
 def parse_number_list(text: str, option: str) -> list[float]:
@@ -52,7 +43,7 @@ def parse_number_list(text: str, option: str) -> list[float]:
     parts = [p.strip() for p in text.split(",")]
     if not text.strip() or any(p == "" for p in parts):
         raise InputError(f"{option} must be numbers separated by commas, got {text!r}")
-    return [_num(p, f"{option} value {i + 1}") for i, p in enumerate(parts)]
+    return [finite_number(p, f"{option} value {i + 1}") for i, p in enumerate(parts)]
 
 
 def parse_summary_stats(text: str, option: str) -> tuple[float, float, int]:
@@ -64,7 +55,7 @@ def parse_summary_stats(text: str, option: str) -> tuple[float, float, int]:
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != 3:
         raise InputError(f"{option} must be mean,sd,n (e.g. 453.2,6.9,4), got {text!r}")
-    mean, sd = _num(parts[0], f"{option} mean"), _num(parts[1], f"{option} sd")
+    mean, sd = finite_number(parts[0], f"{option} mean"), finite_number(parts[1], f"{option} sd")
     try:
         n = int(parts[2])
     except ValueError:
@@ -187,8 +178,8 @@ def parse_samples_csv(text: str, arms: Sequence[str] | None = None,
         arm = r[col["arm"]].strip()
         if not arm:
             raise InputError(f"{source} line {line_no}: empty arm")
-        value = _num(r[col["value"]], f"{source} line {line_no} value")
-        pos = _num(r[col["position"]], f"{source} line {line_no} position") if "position" in col else None
+        value = finite_number(r[col["value"]], f"{source} line {line_no} value")
+        pos = finite_number(r[col["position"]], f"{source} line {line_no} position") if "position" in col else None
         pair = r[col["pair"]].strip() if "pair" in col else None
         if pair == "":
             raise InputError(f"{source} line {line_no}: empty pair")

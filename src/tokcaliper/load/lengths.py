@@ -34,6 +34,7 @@ from tokcaliper.fileio import read_text
 from tokcaliper.model import warnings as W
 from tokcaliper.model.run import LengthAccuracy, LengthReport, RequestRecord
 from tokcaliper.numbers import num
+from tokcaliper.validation import finite_number
 
 __all__ = [
     "EXACT_WARN_SHARE", "LengthDist", "MAX_LENGTH_TOKENS", "accuracy", "draw_lengths",
@@ -98,15 +99,6 @@ class LengthDist:
         return float(np.std(p))
 
 
-def _number(text: str, option: str, spec: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise InputError(f"{option} {spec!r}: {text.strip()!r} is not a number") from None
-    if not math.isfinite(v):
-        raise InputError(f"{option} {spec!r}: {text.strip()!r} is not a finite number")
-    return v
-
 
 def _integer(v: float, option: str, spec: str, what: str) -> int:
     if v != int(v) or not 1 <= v <= MAX_LENGTH_TOKENS:
@@ -164,7 +156,7 @@ def parse_length_spec(spec: str, option: str = "--input-tokens") -> LengthDist:
         shape = {"fixed": "fixed:N", "normal": "normal:MEAN,SD", "lognormal": "lognormal:MEDIAN,SIGMA",
                  "uniform": "uniform:LO,HI"}[kind]
         raise InputError(f"{option} {spec!r}: {kind} takes {_KINDS[kind]} number(s), {shape}")
-    nums = [_number(x, option, spec) for x in parts]
+    nums = [finite_number(x, f"{option} {spec!r}") for x in parts]
     if kind == "fixed":
         return LengthDist(kind, (_integer(nums[0], option, spec, "N"),), spec)
     if kind == "uniform":
