@@ -79,6 +79,11 @@ def _bound(v: Any) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
+#: pydantic's bound error types → (the sign printed, the context key of the bound).
+_BOUNDS = {"greater_than": (">", "gt"), "greater_than_equal": ("≥", "ge"),
+           "less_than_equal": ("≤", "le"), "less_than": ("<", "lt")}
+
+
 def describe(err: dict[str, Any]) -> str:
     """One pydantic error (an item of ``ValidationError.errors()``) as a plain sentence.
 
@@ -95,14 +100,9 @@ def describe(err: dict[str, Any]) -> str:
         return f"expected a number, got {got}"
     if t in ("int_parsing", "int_type", "int_from_float", "int_parsing_size"):
         return f"expected a whole number, got {got}"
-    if t == "greater_than":
-        return f"must be > {_bound(ctx.get('gt'))}, got {got}"
-    if t == "greater_than_equal":
-        return f"must be ≥ {_bound(ctx.get('ge'))}, got {got}"
-    if t == "less_than_equal":
-        return f"must be ≤ {_bound(ctx.get('le'))}, got {got}"
-    if t == "less_than":
-        return f"must be < {_bound(ctx.get('lt'))}, got {got}"
+    if t in _BOUNDS:
+        sign, key = _BOUNDS[t]
+        return f"must be {sign} {_bound(ctx.get(key))}, got {got}"
     if t == "finite_number":
         return f"must be a finite number, got {got}"
     if t == "extra_forbidden":
