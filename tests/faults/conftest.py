@@ -7,6 +7,18 @@ import pytest
 from tokcaliper.load.summary import summarize
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run
 
+#: The smallest ``[load]`` table of the fault tests' experiment files: 2 requests of
+#: 4 tokens per run, one stream, no warm-up, no idle power, no telemetry.
+TINY_LOAD = """
+[load]
+concurrency = 1
+requests = 2
+max_tokens = 4
+warmup = 0
+idle_seconds = 0
+telemetry_interval_s = 0
+"""
+
 
 def make_run(*, arm: str = "default", model: str = "m", error: str | None = None,
              session: str = "s1", tokens: int = 20) -> Run:

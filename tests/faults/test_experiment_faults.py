@@ -18,17 +18,11 @@ from tokcaliper.experiment.execute import create_experiment, execute_experiment
 from tokcaliper.experiment.spec import parse_experiment
 from tokcaliper.store import Store
 
+from .conftest import TINY_LOAD
+
 REPO = Path(__file__).resolve().parents[2]
 FAKE = REPO / "tests" / "load" / "fake_server.py"
-LOAD = """
-[load]
-concurrency = 1
-requests = 2
-max_tokens = 4
-warmup = 0
-idle_seconds = 0
-telemetry_interval_s = 0
-"""
+LOAD = TINY_LOAD
 
 
 def _switch_spec(url: str, extra: str = "", load: str = LOAD):

@@ -18,6 +18,8 @@ from tokcaliper.processes import process_alive, process_start
 from tokcaliper.servers import records
 from tokcaliper.servers.managed import ManagedServer
 
+from .conftest import TINY_LOAD
+
 REPO = Path(__file__).resolve().parents[2]
 FAKE = REPO / "tests" / "load" / "fake_server.py"
 
@@ -105,15 +107,7 @@ def test_sigkill_of_experiment_run_takes_the_managed_llama_server_with_it(tmp_pa
     exp.write_text('''
 runs_per_arm = 20
 order = "blocked"
-warmup_runs = 0
-[load]
-concurrency = 1
-requests = 2
-max_tokens = 4
-warmup = 0
-idle_seconds = 0
-telemetry_interval_s = 0
-[[arms]]
+warmup_runs = 0''' + TINY_LOAD + '''[[arms]]
 name = "np1"
 server_cmd = "{llama_server} -m {smollm2} --host {host} --port {port} -np 1 -c 512 -t 1"
 [[arms]]

@@ -20,6 +20,8 @@ import pytest
 
 from tokcaliper.store import Store
 
+from .conftest import TINY_LOAD
+
 FAKE = Path(__file__).resolve().parents[1] / "load" / "fake_server.py"
 
 
@@ -95,15 +97,7 @@ def test_sigterm_of_experiment_run_names_the_kept_runs_and_the_resume_command(tm
     exp.write_text(f'''
 server_cmd = "{serve}"
 runs_per_arm = 50
-warmup_runs = 0
-[load]
-concurrency = 1
-requests = 2
-max_tokens = 4
-warmup = 0
-idle_seconds = 0
-telemetry_interval_s = 0
-[[arms]]
+warmup_runs = 0{TINY_LOAD}[[arms]]
 name = "A"
 switch = "true"
 [[arms]]
