@@ -60,6 +60,15 @@ def compare_cmd(
     experiment: Annotated[Optional[str], typer.Option(
         "--experiment", help="A stored experiment id: every arm against the first, with the file's "
                              "alpha, noise band, margin and effect.")] = None,
+    baseline: Annotated[Optional[str], typer.Option(
+        "--baseline", help="The CI gate: a stored baseline (`tokcaliper baseline save`) against "
+                           "--session S or --experiment ID; exits 20 when slower (docs/ci-gate.md).")] = None,
+    session: Annotated[Optional[str], typer.Option("--session", help="With --baseline: the new runs' bench session.")] = None,
+    arm: Annotated[Optional[str], typer.Option("--arm", help="With --baseline: the new runs' arm, when there are several.")] = None,
+    summary_md: Annotated[Optional[Path], typer.Option("--summary-md", help="With --baseline: append a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY).")] = None,
+    bmf: Annotated[Optional[Path], typer.Option("--bmf", help="With --baseline: write Bencher Metric Format JSON here.")] = None,
+    github_benchmark: Annotated[Optional[Path], typer.Option("--github-benchmark", help="With --baseline: write PREFIX.smaller.json / PREFIX.bigger.json for github-action-benchmark.")] = None,
+    fail_on_inconclusive: Annotated[bool, typer.Option("--fail-on-inconclusive", help="With --baseline: exit 21 when the runs cannot decide (default: 0, said in the output).")] = False,
     db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = Path("tokcaliper.db"),
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
@@ -69,6 +78,20 @@ def compare_cmd(
     band, equivalent only when a TOST passes for --margin, else inconclusive
     with the MDE and the runs it would take. One number per arm gets no verdict.
     """
+    if baseline is not None:
+        from tokcaliper.cli.baseline import run_gate
+
+        run_gate(baseline=baseline, experiment=experiment, session=session, arm=arm, metric=metric,
+                 alpha=alpha, noise_band=noise_band, margin=0.05 if margin is None else margin,
+                 effect=effect, db=db, as_json=as_json, summary_md=summary_md, bmf=bmf,
+                 github_benchmark=github_benchmark, fail_on_inconclusive=fail_on_inconclusive)
+        return
+    gate_only = {"--session": session, "--arm": arm, "--summary-md": summary_md, "--bmf": bmf,
+                 "--github-benchmark": github_benchmark,
+                 "--fail-on-inconclusive": fail_on_inconclusive or None}
+    stray = [k for k, v in gate_only.items() if v is not None]
+    if stray:
+        raise InputError(f"{stray[0]} is for the baseline gate: add --baseline NAME")
     modes = {"--a/--b": a is not None or b is not None, "--csv": csv_path is not None,
              "--a-stats/--b-stats": a_stats is not None or b_stats is not None,
              "--a-single/--b-single": a_single is not None or b_single is not None,

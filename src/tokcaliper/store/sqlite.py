@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from tokcaliper.errors import ExperimentBusy, InputError, StoreError
+from tokcaliper.model.baseline import Baseline
 from tokcaliper.model.metrics import get_metric, run_scalars
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics
 from tokcaliper.model.telemetry import HostInfo, TelemetrySample, TelemetrySummary
@@ -31,7 +32,7 @@ from tokcaliper.processes import process_alive, process_start
 from tokcaliper.validation import explain
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _SCHEMA_V1 = """
     CREATE TABLE runs (
@@ -204,9 +205,23 @@ def _migrate_v5(conn: sqlite3.Connection) -> None:
     """)
 
 
+def _migrate_v6(conn: sqlite3.Connection) -> None:
+    """v5 → v6: table ``baselines``: named baselines of the CI regression gate
+    (``tokcaliper baseline save``, issue 19 item 5), one validated
+    :class:`~tokcaliper.model.baseline.Baseline` document per name."""
+    _execute_script(conn, """
+        CREATE TABLE baselines (
+            name TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            doc_json TEXT NOT NULL
+        )
+    """)
+
+
 #: Schema version → the function that upgrades the previous version to it.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4, 5: _migrate_v5}
+    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4, 5: _migrate_v5,
+    6: _migrate_v6}
 
 
 class RunRow(BaseModel):
@@ -657,6 +672,42 @@ class Store:
             raise InputError(f"experiment id {exp_id!r} is ambiguous in {self.path}: "
                              + ", ".join(r[0] for r in rows))
         return _experiment_row(rows[0])
+
+    def save_baseline(self, baseline: Baseline, replace: bool = False) -> None:
+        """Store ``baseline`` under its name.
+
+        Raises:
+            InputError: a baseline of that name exists and ``replace`` is False.
+        """
+        exists = self.conn.execute("SELECT 1 FROM baselines WHERE name = ?",
+                                   (baseline.name,)).fetchone()
+        if exists and not replace:
+            raise InputError(f"baseline {baseline.name!r} exists in {self.path}: "
+                             "--replace overwrites it")
+        self._write("INSERT OR REPLACE INTO baselines (name, created_at, doc_json) VALUES (?,?,?)",
+                    (baseline.name, baseline.created_at, baseline.model_dump_json()))
+
+    def get_baseline(self, name: str) -> Baseline:
+        """The stored baseline ``name``.
+
+        Raises:
+            InputError: no such baseline (the stored names are listed).
+            StoreError: the stored document no longer validates.
+        """
+        row = self.conn.execute("SELECT doc_json FROM baselines WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            names = [r[0] for r in self.conn.execute("SELECT name FROM baselines ORDER BY name")]
+            raise InputError(f"no baseline {name!r} in {self.path} (stored: "
+                             f"{', '.join(names) if names else 'none — `tokcaliper baseline save`'})")
+        try:
+            return Baseline.model_validate_json(row[0])
+        except ValidationError as e:
+            raise StoreError(f"baseline {name!r} in {self.path} is damaged: {explain(e)}") from None
+
+    def list_baselines(self) -> list[Baseline]:
+        """Every stored baseline, by name (damaged ones reported in :attr:`damaged`)."""
+        return [self.get_baseline(r[0]) for r in
+                self.conn.execute("SELECT name FROM baselines ORDER BY name").fetchall()]
 
     def list_experiments(self) -> list[ExperimentRow]:
         """Every stored experiment, oldest first."""
