@@ -32,6 +32,7 @@ from tokcaliper.cli import analyze as _analyze  # noqa: F401,E402
 from tokcaliper.cli import spec as _spec  # noqa: F401,E402
 from tokcaliper.cli import export as _export  # noqa: F401,E402
 from tokcaliper.cli import baseline as _baseline  # noqa: F401,E402
+from tokcaliper.cli import report as _report  # noqa: F401,E402
 
 
 @app.command()
