@@ -7,7 +7,8 @@ tags: ``ttft``, ``request_latency`` …); aiperf ≥ 0.8 (``schema_version``
 (``ms``, ``sec``, ``ns``, ``tokens/sec`` …), which is read, never assumed. The CSV
 has the unit inside the metric's label (``Time to First Token (ms)``) and
 states no settings. ``profile_export.jsonl`` holds one record per request
-(``metadata.timestamp_ns``, ``metadata.credit_phase``, ``metrics.<tag>.{value,unit}``,
+(``metadata.timestamp_ns`` and ``credit_phase`` up to 0.8, ``request_start_ns`` and
+``benchmark_phase`` in 0.13; ``metrics.<tag>.{value,unit}``,
 ``error``); read beside the JSON it gives the run's per-request samples, read
 alone it makes a run summarised by tokcaliper's own rules
 (:func:`tokcaliper.load.summary.summarize`).
@@ -83,7 +84,7 @@ def detect_csv(text: str) -> bool:
 def detect_jsonl_row(row: Any) -> bool:
     """True for one ``profile_export.jsonl`` record."""
     return isinstance(row, dict) and isinstance(row.get("metadata"), dict) and isinstance(row.get("metrics"), dict) \
-        and "error" in row
+        and ("error" in row or "x_request_id" in row["metadata"])
 
 
 def _table(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -162,11 +163,13 @@ def requests_from_jsonl(rows: list[tuple[int, Any]], r: Reader, file: str) -> tu
         try:
             if not detect_jsonl_row(row):
                 raise FieldError("metadata", "not an AIPerf per-request record")
-            ts = r.num(row["metadata"].get("timestamp_ns"), "metadata.timestamp_ns")
+            md = row["metadata"]
+            key = "timestamp_ns" if "timestamp_ns" in md else "request_start_ns"  # ≤ 0.8 / ≥ 0.13
+            ts = r.num(md.get(key), f"metadata.{key}")
             if ts is None:
-                raise FieldError("metadata.timestamp_ns", "missing")
-            parsed.append((i, ts, row["metrics"], row.get("error"),
-                           row["metadata"].get("credit_phase") == "warmup"))
+                raise FieldError("metadata.timestamp_ns", "missing (nor request_start_ns)")
+            phase = md.get("credit_phase", md.get("benchmark_phase"))
+            parsed.append((i, ts, row["metrics"], row.get("error"), phase == "warmup"))
         except FieldError as e:
             skipped.append(f"{file}: record {i}: field {e.field}: {e}")
     if not parsed:

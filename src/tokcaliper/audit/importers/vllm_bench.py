@@ -39,9 +39,12 @@ class VllmBenchImporter:
     name = "vllm_bench"
 
     def detect(self, row: Any) -> bool:
-        """True for an object with ``output_throughput`` and ``completed`` or ``max_concurrency``."""
+        """True for an object with ``output_throughput`` and ``completed`` or ``max_concurrency``
+        that is not an SGLang ``bench_serving`` line (those also have both; :mod:`.sglang_bench`)."""
+        from tokcaliper.audit.importers.sglang_bench import detect_row
+
         return isinstance(row, dict) and "output_throughput" in row and (
-            "completed" in row or "max_concurrency" in row)
+            "completed" in row or "max_concurrency" in row) and not detect_row(row)
 
     def to_record(self, row: dict[str, Any], *, filename: str | None = None) -> Record:
         """See :func:`record_from_vllm_bench`."""
