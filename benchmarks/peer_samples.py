@@ -10,9 +10,11 @@ never the project's), and tokcaliper's own ``bench``. Load: concurrency
 (AIPerf ``--use-server-token-count``), no warm-up. Each tool runs ``--repeat``
 times; the last repetition's files are copied into ``--out`` as the samples,
 tokcaliper's own runs as ``tokcaliper_runs.json`` (``show --json --requests``).
-Then every repetition is imported (``tokcaliper import``) into one database next
-to tokcaliper's own runs and ``compare --session`` is printed per peer tool: the
-figures of the closing note of issue 20.
+The tools take turns within each repetition (interleaved, so drift of the shared
+machine falls on every tool alike). Then every repetition is imported
+(``tokcaliper import``) into one database next to tokcaliper's own runs and
+``compare --session`` is printed per peer tool: the figures of the closing note of issue 20.
+tokcaliper's prompts are ``--input-tokens`` long as the server counts them, to match AIPerf's.
 
 Offline: the tools' tokenizers are the local word-level tokenizer that
 ``benchmarks/client_accuracy.py`` builds (``_prepare_peers``), the hub cache a
@@ -76,6 +78,9 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "tests" / "data" / "peers"))
     ap.add_argument("--tools", default="aiperf,guidellm")
+    ap.add_argument("--input-tokens", type=int, default=130,
+                    help="tokcaliper's prompt length, as the server counts it (AIPerf's 32 synthetic tokens of the "
+                         "local word-level tokenizer come to about 130 server tokens)")
     args = ap.parse_args()
     import client_accuracy as ca
 
@@ -89,11 +94,17 @@ def main() -> int:
     proc, url = start_server(c)
     try:
         done: dict[str, list[Path]] = {}
-        for rep in range(args.repeat):
-            for tool in args.tools.split(","):
+        sessions: list[str] = []
+        for rep in range(args.repeat):  # interleaved: each repetition runs every tool once, in turn
+            for tool in [*args.tools.split(","), "tokcaliper"]:
                 run_dir = work / f"{tool}-{rep}"
                 run_dir.mkdir()
-                if tool == "aiperf":
+                if tool == "tokcaliper":
+                    cmd = TOK + ["bench", "--url", url, "--model", "smollm2", "--concurrency", str(c),
+                                 "--requests", str(n), "--max-tokens", str(k), "--input-tokens", str(args.input_tokens),
+                                 "--warmup", "0", "--repeat", "1", "--arm", "tokcaliper", "--cooldown", "0",
+                                 "--telemetry-interval", "0", "--idle-seconds", "0", "--db", str(db), "--json"]
+                elif tool == "aiperf":
                     cmd = [str(venv / "aiperf"), "profile", "--model", "smollm2", "--url", url,
                            "--endpoint-type", "chat", "--streaming", "--concurrency", str(c),
                            "--request-count", str(n), "--synthetic-input-tokens-mean", "32",
@@ -110,25 +121,21 @@ def main() -> int:
                            "--data", f"kind=synthetic_text,prompt_tokens=32,output_tokens={k}",
                            "--output", f"kind=json,path={run_dir / 'benchmarks.json'}",
                            "--disable-console-interactive"]
-                r = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=run_dir, timeout=600)
+                r = subprocess.run(cmd, env=None if tool == "tokcaliper" else env, capture_output=True, text=True,
+                                   cwd=run_dir, timeout=600)
                 if r.returncode != 0:
                     print(f"{tool} failed ({r.returncode}): {r.stderr[-2000:]}", file=sys.stderr)
                     continue
-                done.setdefault(tool, []).append(run_dir)
-        bench = TOK + ["bench", "--url", url, "--model", "smollm2", "--concurrency", str(c), "--requests", str(n),
-                       "--max-tokens", str(k), "--warmup", "0", "--repeat", str(args.repeat), "--arm", "tokcaliper",
-                       "--cooldown", "0", "--telemetry-interval", "0", "--idle-seconds", "0", "--db", str(db),
-                       "--json"]
-        r = subprocess.run(bench, capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            print(f"tokcaliper bench failed: {r.stderr[-2000:]}", file=sys.stderr)
-            return 1
+                if tool == "tokcaliper":
+                    sessions.append(json.loads(r.stdout)["session"])
+                else:
+                    done.setdefault(tool, []).append(run_dir)
     finally:
         os.killpg(proc.pid, 15)
         proc.wait(timeout=30)
     own = json.loads(subprocess.run(TOK + ["runs", "--db", str(db), "--json"], capture_output=True, text=True,
                                     check=True).stdout)
-    session = own[0]["session"]
+    session = ",".join(sessions)
     runs = [json.loads(subprocess.run(TOK + ["show", str(x["id"]), "--requests", "--json", "--db", str(db)],
                                       capture_output=True, text=True, check=True).stdout) for x in own]
     out.mkdir(parents=True, exist_ok=True)
@@ -146,7 +153,7 @@ def main() -> int:
     for tool, dirs in done.items():
         for d in dirs:
             files = [str(p) for p in sorted(d.rglob("profile_export_aiperf.json")) or sorted(d.rglob("benchmarks.json"))]
-            subprocess.run(TOK + ["import", *files, "--arm", tool, "--session", session, "--db", str(db)],
+            subprocess.run(TOK + ["import", *files, "--arm", tool, "--session", sessions[0], "--db", str(db)],
                            check=True)
         print(f"\n=== compare --session {session} --arms tokcaliper,{tool} ===")
         for metric in ("aggregate_output_tok_s", "ttft_mean_ms", "ttft_p50_ms"):

@@ -159,7 +159,7 @@ def runs_from_document(row: dict[str, Any], file: str) -> list[Any]:
         keys = {stat: f"{src}_{name}{suffix}" for stat, src in
                 (("mean", "mean"), ("p50", "median"), ("p90", "p90"), ("p99", "p99")) if f"{src}_{name}{suffix}" in row}
         d = {k: row[v] for k, v in keys.items()}
-        dists[target] = r.dist(d, "", target, factor, how, keys={k: k for k in d}, n=0)
+        dists[target] = r.dist(d, f"{name}{suffix}", target, factor, how, keys={k: k for k in d}, n=0)
         for stat, v in keys.items():
             if f"{target}.{stat}" in r.fields:
                 r.fields[f"{target}.{stat}"] = f"{v} ({how})"
