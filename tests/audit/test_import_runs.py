@@ -19,14 +19,19 @@ import pytest
 
 from tokcaliper.audit.importers import load_records
 from tokcaliper.audit.importers.definitions import DEFINITIONS
-from tokcaliper.audit.importers.run_files import read_runs
+from tokcaliper.audit.importers.run_files import read_runs as _read_runs
 from tokcaliper.cli import main
 from tokcaliper.errors import InputError
 from tokcaliper.model.metrics import run_scalars
+from tokcaliper.load.summary import summarize
 from tokcaliper.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 PEERS = REPO / "tests" / "data" / "peers"
+
+
+def read_runs(paths):
+    return _read_runs(paths, summarize)
 
 
 def _peer_results() -> Path | None:

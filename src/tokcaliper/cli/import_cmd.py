@@ -45,7 +45,9 @@ def import_cmd(
 
     if arm is not None and not arm.strip():
         raise InputError("--arm must not be empty")
-    found = read_runs(files)
+    from tokcaliper.load.summary import summarize
+
+    found = read_runs(files, summarize)
     if not found.runs:
         raise InputError(f"no run found in {', '.join(map(str, files))}" +
                          (f" ({len(found.skipped)} record(s) skipped: {found.skipped[0]})" if found.skipped else ""))

@@ -11,7 +11,7 @@ states no settings. ``profile_export.jsonl`` holds one record per request
 ``benchmark_phase`` in 0.13; ``metrics.<tag>.{value,unit}``,
 ``error``); read beside the JSON it gives the run's per-request samples, read
 alone it makes a run summarised by tokcaliper's own rules
-(:func:`tokcaliper.load.summary.summarize`).
+(:func:`tokcaliper.load.summary.summarize`, passed in by the caller).
 
 Mapping (AIPerf → RunMetrics, units → s): ``time_to_first_token``/``ttft`` →
 ``ttft_s``; ``inter_token_latency`` ((latency − TTFT) ÷ (OSL − 1) per
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from tokcaliper.audit.importers.base import FieldError
-from tokcaliper.audit.importers.runs import TO_SECONDS, PeerRun, Reader, metrics_from, record_from_peer_run
+from tokcaliper.audit.importers.runs import TO_SECONDS, PeerRun, Reader, Summarize, metrics_from, record_from_peer_run
 from tokcaliper.model.record import Record
 from tokcaliper.model.run import RequestRecord
 
@@ -272,10 +272,10 @@ def runs_from_csv(text: str, file: str) -> list[PeerRun]:
                     notes=r.notes + ["AIPerf CSV: no settings and no version in the file (import the JSON for them)"])]
 
 
-def run_from_jsonl(rows: list[tuple[int, Any]], file: str) -> tuple[list[PeerRun], list[str]]:
-    """A run from ``profile_export.jsonl`` alone, summarised by tokcaliper's rules."""
-    from tokcaliper.load.summary import summarize
-
+def run_from_jsonl(rows: list[tuple[int, Any]], file: str, summarize: Summarize) -> tuple[list[PeerRun], list[str]]:
+    """A run from ``profile_export.jsonl`` alone, summarised by tokcaliper's rules (``summarize``:
+    :func:`tokcaliper.load.summary.summarize`, passed in by the caller: the audit layer does not
+    import the load layer)."""
     r = Reader()
     reqs, skipped = requests_from_jsonl(rows, r, file)
     if not reqs:

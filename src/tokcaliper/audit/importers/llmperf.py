@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from tokcaliper.audit.importers.base import FieldError
-from tokcaliper.audit.importers.runs import PeerRun, Reader, metrics_from, record_from_peer_run
+from tokcaliper.audit.importers.runs import PeerRun, Reader, Summarize, metrics_from, record_from_peer_run
 from tokcaliper.model.record import Record
 from tokcaliper.model.run import Percentiles, RequestRecord
 
@@ -117,11 +117,10 @@ def runs_from_summary(doc: dict[str, Any], file: str, samples: list[RequestRecor
                     requests=samples or [], fields=r.fields, notes=notes)]
 
 
-def run_from_individual(rows: list[Any], file: str) -> tuple[list[PeerRun], list[str]]:
-    """A run from the individual responses alone: summarised by tokcaliper's rules, no wall time
-    (the records carry no start times, so no throughput)."""
-    from tokcaliper.load.summary import summarize
-
+def run_from_individual(rows: list[Any], file: str, summarize: Summarize) -> tuple[list[PeerRun], list[str]]:
+    """A run from the individual responses alone: summarised by tokcaliper's rules (``summarize``,
+    as for :func:`.aiperf.run_from_jsonl`), no wall time (the records carry no start times, so no
+    throughput)."""
     r = Reader()
     reqs, skipped = requests_from_individual(rows, file, r)
     if not reqs:

@@ -27,7 +27,7 @@ from tokcaliper.audit.importers import aiperf, genai_perf, guidellm, inference_p
 from tokcaliper.audit.importers import sglang_bench, vllm_bench
 from tokcaliper.audit.importers.base import FieldError
 from tokcaliper.audit.importers.files import DEFAULT_MAX_BYTES, parse_json, read_raw
-from tokcaliper.audit.importers.runs import PeerRun
+from tokcaliper.audit.importers.runs import PeerRun, Summarize
 from tokcaliper.errors import InputError
 from tokcaliper.fileio import JSONParseError, decode_text, jsonl_lines, loads_json
 
@@ -79,7 +79,7 @@ def _unknown(path: Path, doc: Any) -> InputError:
                       f"({_fields(doc)})")
 
 
-def _read_one(path: Path, max_bytes: int, given: set[Path], out: RunImport) -> None:
+def _read_one(path: Path, max_bytes: int, given: set[Path], out: RunImport, summarize: Summarize) -> None:
     text = decode_text(read_raw(path, max_bytes), path)
     if not text.strip():
         raise InputError(f"{path}: empty file")
@@ -108,7 +108,7 @@ def _read_one(path: Path, max_bytes: int, given: set[Path], out: RunImport) -> N
                 if twin != path and twin.resolve() in given:
                     out.skipped.append(f"{path}: per-request records of {twin}, imported with it")
                     return
-                runs, more = aiperf.run_from_jsonl(rows, name)
+                runs, more = aiperf.run_from_jsonl(rows, name, summarize)
             elif sglang_bench.detect_row(first):
                 runs, more = sglang_bench.runs_from_rows(rows, name)
             elif "avg_ts" in first:
@@ -118,7 +118,7 @@ def _read_one(path: Path, max_bytes: int, given: set[Path], out: RunImport) -> N
             skipped += more
         else:
             doc = parse_json(text, path)
-            runs, skipped = _from_json(doc, path, given, out)
+            runs, skipped = _from_json(doc, path, given, out, summarize)
     except FieldError as e:
         raise InputError(f"{path}: field {e.field}: {e}") from None
     out.files.append(name)
@@ -128,7 +128,8 @@ def _read_one(path: Path, max_bytes: int, given: set[Path], out: RunImport) -> N
         out.skipped.append(f"{path}: no run in the file")
 
 
-def _from_json(doc: Any, path: Path, given: set[Path], out: RunImport) -> tuple[list[PeerRun], list[str]]:
+def _from_json(doc: Any, path: Path, given: set[Path], out: RunImport,
+               summarize: Summarize) -> tuple[list[PeerRun], list[str]]:
     name = str(path)
     if aiperf.detect_document(doc):
         jsonl = aiperf.companion_jsonl(path)
@@ -164,14 +165,20 @@ def _from_json(doc: Any, path: Path, given: set[Path], out: RunImport) -> tuple[
         twin = llmperf.companion(path, "_individual_responses.json", "_summary.json")
         if twin is not None and twin.resolve() in given:
             return [], [f"{path}: per-request records of {twin}, imported with it"]
-        return llmperf.run_from_individual(doc, name)
+        return llmperf.run_from_individual(doc, name, summarize)
     if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "avg_ts" in doc[0]:
         return llama_bench.runs_from_rows(list(enumerate(doc)), name)
     raise _unknown(path, doc)
 
 
-def read_runs(paths: list[Path], max_bytes: int = DEFAULT_MAX_BYTES) -> RunImport:
+def read_runs(paths: list[Path], summarize: Summarize, max_bytes: int = DEFAULT_MAX_BYTES) -> RunImport:
     """Every run of the given peer-tool result files (see the module docstring).
+
+    Args:
+        paths: the files, as given.
+        summarize: :func:`tokcaliper.load.summary.summarize` (for a file of per-request
+            records alone: AIPerf's JSONL, LLMPerf's individual responses).
+        max_bytes: per-file size ceiling.
 
     Raises:
         InputError: a missing or unreadable file, a file of no known tool, an unknown
@@ -184,5 +191,5 @@ def read_runs(paths: list[Path], max_bytes: int = DEFAULT_MAX_BYTES) -> RunImpor
         p = Path(p)
         if not p.is_file():
             raise InputError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
-        _read_one(p, max_bytes, given, out)
+        _read_one(p, max_bytes, given, out, summarize)
     return out

@@ -20,6 +20,7 @@ bare tokens) are stored as missing, with a note naming the field (:meth:`Reader.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,10 @@ from tokcaliper.model.run import LoadConfig, Percentiles, RequestRecord, Run, Ru
 from tokcaliper.model.timestamps import utc_iso, utc_now_iso
 
 __all__ = ["PeerRun", "Reader", "metrics_from", "record_from_peer_run", "to_run"]
+
+#: Per-request records → a run's summary: :func:`tokcaliper.load.summary.summarize`, passed in by
+#: the caller (the audit layer does not import the load layer; docs/ARCHITECTURE.md).
+Summarize = Callable[[Sequence[RequestRecord]], RunMetrics]
 
 #: Unit names → factor to seconds (latencies) as the tools spell them.
 TO_SECONDS: dict[str, float] = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0,
