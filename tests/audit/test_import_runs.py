@@ -141,6 +141,17 @@ def test_llama_bench_ns_to_s_one_run_per_row():
     assert tg.benchmark == "row 1: tg16 @ d0" and tg.settings["n_gen"] == 16
 
 
+def test_llama_bench_real_output_built_here():
+    path = PEERS / "llama_bench" / "smollm2_cpu_llama_bench_built_here.jsonl"
+    raw = [json.loads(x) for x in path.read_text().splitlines()]
+    runs = read_runs([path]).runs
+    assert len(runs) == len(raw) == 2
+    for p, row in zip(runs, raw):
+        assert p.metrics.wall_s == pytest.approx(row["avg_ns"] * 1e-9)
+        assert [q.e2e_s for q in p.requests] == pytest.approx([ns * 1e-9 for ns in row["samples_ns"]])
+    assert runs[1].metrics.per_stream_decode_tok_s_mean == raw[1]["avg_ts"] and runs[1].settings["n_gen"] == 16
+
+
 def test_inference_perf_seconds():
     p, _ = one(PEERS / "inference_perf" / "stage_0_lifecycle_metrics.json")
     assert p.benchmark == "stage 0" and p.settings["requested_rate"] == 1.0
