@@ -89,6 +89,9 @@ def test_aiperf_sample_reads_each_unit_and_its_jsonl():
     first = json.loads((PEERS / "aiperf" / "profile_export.jsonl").read_text().splitlines()[0])
     want = first["metrics"]["time_to_first_token"]["value"] / 1000  # its "unit" is ms
     assert any(abs(q.ttft_s - want) < 1e-9 for q in p.requests)
+    starts = [json.loads(x)["metadata"]["request_start_ns"] for x in
+              (PEERS / "aiperf" / "profile_export.jsonl").read_text().splitlines()]
+    assert p.started == pytest.approx(min(starts) * 1e-9)  # the run's own time, not the import's
 
 
 def test_aiperf_csv_and_jsonl_named_beside_the_json_are_not_counted_twice():

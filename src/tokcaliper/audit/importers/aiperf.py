@@ -148,14 +148,16 @@ def _settings(doc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def requests_from_jsonl(rows: list[tuple[int, Any]], r: Reader, file: str) -> tuple[list[RequestRecord], list[str]]:
+def requests_from_jsonl(rows: list[tuple[int, Any]], r: Reader,
+                        file: str) -> tuple[list[RequestRecord], list[str], float | None]:
     """Per-request samples from ``profile_export.jsonl`` rows ``[(line index, row)]``.
 
     ``start_s`` = ``timestamp_ns`` − the first one; requests of ``credit_phase``
     ``warmup`` are flagged warm-up. A row that cannot be read is skipped and listed.
 
     Returns:
-        (records, skipped: one line each, ``"file: record N: why"``).
+        (records, skipped: one line each, ``"file: record N: why"``, the first request's
+        start in epoch seconds or None).
     """
     skipped: list[str] = []
     parsed: list[tuple[int, float, dict[str, Any], Any, bool]] = []
@@ -173,7 +175,7 @@ def requests_from_jsonl(rows: list[tuple[int, Any]], r: Reader, file: str) -> tu
         except FieldError as e:
             skipped.append(f"{file}: record {i}: field {e.field}: {e}")
     if not parsed:
-        return [], skipped
+        return [], skipped, None
     t0 = min(p[1] for p in parsed)
     out: list[RequestRecord] = []
     for k, (i, ts, m, err, warm) in enumerate(sorted(parsed, key=lambda p: p[1])):
@@ -203,12 +205,16 @@ def requests_from_jsonl(rows: list[tuple[int, Any]], r: Reader, file: str) -> tu
                 error=error, error_class=None if error is None else "http_status"))
         except (FieldError, ValueError, TypeError) as e:
             skipped.append(f"{file}: record {i}: {e}")
-    return out, skipped
+    return out, skipped, t0 * 1e-9
 
 
 def runs_from_document(doc: dict[str, Any], file: str, samples: list[RequestRecord] | None = None,
-                       sample_note: str | None = None) -> list[PeerRun]:
+                       sample_note: str | None = None, samples_t0: float | None = None) -> list[PeerRun]:
     """The one run of an AIPerf JSON export (with ``samples`` from its ``profile_export.jsonl``).
+
+    Start and end: ``min_request_timestamp``/``max_response_timestamp`` (ns, ≤ 0.8), else the
+    first sample's start (``samples_t0``, epoch s) and its last end; ``start_time`` (0.13) is
+    a time without a zone and is not used.
 
     Raises:
         FieldError: ``schema_version`` of an unknown major version, or a unit that is not a time unit.
@@ -229,6 +235,9 @@ def runs_from_document(doc: dict[str, Any], file: str, samples: list[RequestReco
     t = _table(doc)
     starts = (t.get("min_request_timestamp") or {}).get("avg")
     ends = (t.get("max_response_timestamp") or {}).get("avg")
+    if not isinstance(starts, (int, float)) and samples and samples_t0 is not None:
+        starts = samples_t0 * 1e9
+        ends = (samples_t0 + max(q.start_s + (q.e2e_s or 0.0) for q in samples)) * 1e9
     return [PeerRun(tool="aiperf", version=str(version) if version else None, format="aiperf", file=file,
                     benchmark=None, settings=_settings(doc), metrics=metrics_from(**s), requests=samples or [],
                     fields=r.fields, notes=notes,
@@ -277,7 +286,7 @@ def run_from_jsonl(rows: list[tuple[int, Any]], file: str, summarize: Summarize)
     :func:`tokcaliper.load.summary.summarize`, passed in by the caller: the audit layer does not
     import the load layer)."""
     r = Reader()
-    reqs, skipped = requests_from_jsonl(rows, r, file)
+    reqs, skipped, _t0 = requests_from_jsonl(rows, r, file)
     if not reqs:
         return [], skipped
     m = summarize(reqs)

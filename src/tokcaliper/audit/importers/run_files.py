@@ -133,15 +133,15 @@ def _from_json(doc: Any, path: Path, given: set[Path], out: RunImport,
     name = str(path)
     if aiperf.detect_document(doc):
         jsonl = aiperf.companion_jsonl(path)
-        samples, note = None, None
+        samples, note, t0 = None, None, None
         if jsonl is not None:
             text = decode_text(read_raw(jsonl), jsonl)
             rows, bad = _jsonl(text, jsonl)
-            samples, skipped = aiperf.requests_from_jsonl(rows, aiperf.Reader(), str(jsonl))
+            samples, skipped, t0 = aiperf.requests_from_jsonl(rows, aiperf.Reader(), str(jsonl))
             out.skipped += bad + skipped
             out.files.append(str(jsonl))
             note = f"per-request samples from {jsonl}"
-        return aiperf.runs_from_document(doc, name, samples, note), []
+        return aiperf.runs_from_document(doc, name, samples, note, t0), []
     if guidellm.detect_document(doc):
         return guidellm.runs_from_document(doc, name)
     if isinstance(doc, dict) and sglang_bench.detect_row(doc):
