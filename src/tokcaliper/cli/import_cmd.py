@@ -8,7 +8,6 @@ stored with :func:`tokcaliper.audit.importers.runs.to_run`.
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -52,7 +51,8 @@ def import_cmd(
         raise InputError(f"no run found in {', '.join(map(str, files))}" +
                          (f" ({len(found.skipped)} record(s) skipped: {found.skipped[0]})" if found.skipped else ""))
     sess = session or "import-" + utc_now_iso().replace(":", "").replace("-", "")[:15]
-    cmd = shlex.join(["tokcaliper", "import", *sys.argv[2:]]) if len(sys.argv) > 1 else "tokcaliper import"
+    cmd = shlex.join(["tokcaliper", "import", *map(str, files), *(["--arm", arm] if arm else []),
+                      "--session", sess, "--db", str(db)])
     stored = []
     with Store(db) as store:
         previous = store.session_runs(sess)
