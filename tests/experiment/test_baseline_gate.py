@@ -93,7 +93,7 @@ def test_inconclusive_exits_0_unless_asked(db, capsys):
 def test_gate_errors_are_one_line(db, capsys):
     assert main(["compare", "--baseline", "nope", "--session", "aa", "--db", str(db)]) == 2
     assert "no baseline 'nope'" in capsys.readouterr().err
-    assert main(["compare", "--session", "aa", "--a", "1,2", "--b", "1,2", "--db", str(db)]) == 2
-    assert "--session is for the baseline gate" in capsys.readouterr().err
+    assert main(["compare", "--arm", "x", "--a", "1,2", "--b", "1,2", "--db", str(db)]) == 2
+    assert "--arm is for the baseline gate" in capsys.readouterr().err
     assert main(["compare", "--baseline", "main", "--db", str(db)]) == 2
     assert "--experiment ID or --session NAME" in capsys.readouterr().err

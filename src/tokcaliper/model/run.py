@@ -461,6 +461,33 @@ class DeviceStartState(BaseModel):
     temperature_c: float | None = None
 
 
+class RunSource(BaseModel):
+    """Where an imported run came from: another tool's result file (``tokcaliper import``).
+
+    Attributes:
+        tool: the tool that measured it (``"vllm"``, ``"aiperf"``, ``"guidellm"`` …).
+        tool_version: its version, when the file states it.
+        format: the importer that read it (``"vllm_bench"``, ``"aiperf"`` …;
+            :mod:`tokcaliper.audit.importers`).
+        file: the file as given to ``import``.
+        benchmark: which run of a file holding several (GuideLLM rate, inference-perf
+            stage, llama-bench row …); None for a one-run file.
+        settings: the load settings the file states, as read (model, concurrency,
+            rate, lengths, requests, and the distinguishing setting).
+        fields: metric field → the source field and its unit conversion.
+        notes: assumptions, values stored as missing (``Infinity``/``NaN``), skipped records.
+    """
+
+    tool: str
+    tool_version: str | None = None
+    format: str
+    file: str
+    benchmark: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    fields: dict[str, str] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
 class Run(BaseModel):
     """One run as stored: what was run, where, and what was measured.
 
@@ -498,6 +525,7 @@ class Run(BaseModel):
         config: the load configuration.
         metrics: the summary of the measured requests.
         requests: every request, warm-up ones included (flagged).
+        source: the peer tool's file an imported run came from (None: measured by tokcaliper).
     """
 
     id: int | None = None
@@ -524,6 +552,12 @@ class Run(BaseModel):
     config: LoadConfig
     metrics: RunMetrics
     requests: list[RequestRecord] = Field(default_factory=list)
+    source: RunSource | None = None
+
+    @property
+    def measured_by(self) -> str:
+        """The tool whose definitions the metrics follow: ``"tokcaliper"`` or the source tool."""
+        return "tokcaliper" if self.source is None else self.source.tool
 
     @computed_field  # type: ignore[prop-decorator]
     @property
