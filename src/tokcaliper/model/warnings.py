@@ -172,7 +172,7 @@ LENGTHS_UNCOUNTED = NamedWarning(
 LENGTHS_APPROXIMATE = NamedWarning(
     "lengths-approximate",
     "input lengths approximate: the server has no /tokenize, so prompts were sized from tokens per word "
-    "fitted to two probe requests' usage.prompt_tokens")
+    "fitted to two probe requests' usage.prompt_tokens (a trace's blocks: one token per word)")
 
 #: Every named warning by code.
 ALL: dict[str, NamedWarning] = {w.code: w for w in (
