@@ -22,7 +22,9 @@ from tokcaliper.model.run import LoadConfig
 
 from .reference_server import RefServer, Timing
 
-SHARED = Path("/work/shared/workloads")
+#: Windows of the public Mooncake traces kept beside the checkout (never in the repository):
+#: $TOKCALIPER_WORKLOADS, else the checkout's parent's shared/workloads folder.
+SHARED = Path(os.environ.get("TOKCALIPER_WORKLOADS") or Path(__file__).resolve().parents[3] / "shared" / "workloads")
 
 
 def _write(path: Path, rows: list[dict]) -> Path:
