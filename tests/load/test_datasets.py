@@ -142,3 +142,21 @@ def test_bench_broken_dataset_is_one_line_exit_2(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(f"tokcaliper: error: {p}:1: not valid JSON") and proc.stderr.count("\n") == 1
+
+
+def test_experiment_file_takes_the_same_dataset_and_trace_keys(tmp_path):
+    from tokcaliper.experiment.spec import parse_experiment
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(json.dumps({"timestamp": 0, "input_length": 600, "output_length": 4, "hash_ids": [0, 1]}) + "\n")
+    head = 'url = "http://127.0.0.1:8080"\nruns_per_arm = 2\n\n[load]\n'
+    arms = ('\n[[arms]]\nname = "a"\nswitch = "true {value}"\nvalue = 1\n\n'
+            '[[arms]]\nname = "b"\nswitch = "true {value}"\nvalue = 2\n')
+    ds = parse_experiment(head + f'dataset = "{SAMPLE}"\ndataset_seed = 3\nmax_input_tokens = 40\n' + arms, "e.toml")
+    assert (ds.load.dataset, ds.load.dataset_seed, ds.load.max_input_tokens) == (str(SAMPLE), 3, 40)
+    tr = parse_experiment(head + f'trace = "{trace}"\ntrace_speedup = 2.0\ntrace_block_tokens = 8\n' + arms, "e.toml")
+    cfg = tr.load.to_load_config("http://127.0.0.1:8080")
+    assert (cfg.trace, cfg.trace_speedup, cfg.trace_block_tokens, cfg.requests) == (str(trace), 2.0, 8, 1)
+    with pytest.raises(InputError, match="e.toml line 5") as e:
+        parse_experiment(head + f'trace = "{trace}"\ndataset = "{SAMPLE}"\n' + arms, "e.toml")
+    assert "give one of dataset or trace" in str(e.value)
