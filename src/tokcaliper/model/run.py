@@ -168,6 +168,13 @@ class LoadConfig(BaseModel):
             the prompts' own lengths / ``max_tokens``.
         length_seed: seed of the length draws (request i's lengths depend on
             it and i only, so every run and arm sends the same lengths).
+        dataset / dataset_seed / min_input_tokens / max_input_tokens: a
+            conversation dataset (:mod:`tokcaliper.load.datasets`), the seed of
+            its order, and its length filters (tokens by the server's /tokenize).
+        trace / trace_speedup: a Mooncake trace replayed at its times ÷ the
+            speed-up (:mod:`tokcaliper.load.trace`); trace_block_tokens: tokens
+            per hash block (the trace's 512 scaled to the context; set by the run
+            when not given); trace_context_tokens: the server's context as read.
     """
 
     base_url: str
@@ -193,6 +200,14 @@ class LoadConfig(BaseModel):
     input_tokens: str | None = None
     output_tokens: str | None = None
     length_seed: int = 0
+    dataset: str | None = None
+    dataset_seed: int = 0
+    min_input_tokens: int | None = None
+    max_input_tokens: int | None = None
+    trace: str | None = None
+    trace_speedup: float = 1.0
+    trace_block_tokens: int | None = None
+    trace_context_tokens: int | None = None
 
 
 class LengthAccuracy(BaseModel):

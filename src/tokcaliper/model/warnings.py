@@ -173,7 +173,7 @@ LENGTHS_UNCOUNTED = NamedWarning(
 LENGTHS_APPROXIMATE = NamedWarning(
     "lengths-approximate",
     "input lengths approximate: the server has no /tokenize, so prompts were sized from tokens per word "
-    "fitted to two probe requests' usage.prompt_tokens")
+    "fitted to two probe requests' usage.prompt_tokens (a trace's blocks: one token per word)")
 
 #: ``compare`` of arms measured by different tools (``--allow-mixed-tools``; issue 20 item 3).
 MIXED_TOOLS = NamedWarning(
