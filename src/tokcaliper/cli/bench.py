@@ -146,7 +146,7 @@ def bench(
     # file's [load] takes exactly the same), the one builder of the run's LoadConfig.
     load_spec = LoadSpec.from_options(
         model=model, concurrency=levels_c[0] if len(levels_c) == 1 else None,
-        rate_rps=levels_r[0] if len(levels_r) == 1 else None,
+        rate_rps=levels_r[0] if levels_r else None,  # a rate sweep's levels override it
         arrival=arrival, burstiness=burstiness, cooldown_s=cooldown, on_server_death=on_server_death,
         requests=requests, duration_s=duration, warmup=warmup,
         max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,

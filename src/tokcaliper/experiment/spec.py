@@ -585,6 +585,11 @@ class ExperimentSpec(_Strict):
         if not isinstance(levels, list):
             raise KeyedValueError(f"sweep.{key}", "expected a list of levels, e.g. [1, 4, 16]")
         rest = {k: v for k, v in data.items() if k != "sweep"}
+        load = rest.get("load")
+        if key == "rate_rps" and levels and (load is None or isinstance(load, dict)) \
+                and "rate_rps" not in (load or {}):
+            # [load] is an open loop too (its arrival and burstiness need a rate): the first level's.
+            rest["load"] = {**(load or {}), "rate_rps": levels[0]}
         return {**rest, "arms": sweep_arms(key, levels)}
 
     @model_validator(mode="before")
@@ -634,7 +639,7 @@ class ExperimentSpec(_Strict):
                 try:
                     self.load.with_overrides(a.load)
                 except KeyedValueError as e:
-                    raise KeyedValueError(f"arms.{i}.{e.key}", str(e)) from None
+                    raise KeyedValueError(f"arms.{i}.load.{e.key}", str(e)) from None
         if self.rest_s > 0 and self.load.cooldown_s > 0:
             raise KeyedValueError("rest_s", "give either rest_s or [load] cooldown_s, not both "
                                             "(both are the rest before each run)")

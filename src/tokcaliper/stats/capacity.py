@@ -131,6 +131,8 @@ class CapacityEstimate(BaseModel):
         below_share / above_share: shares of the replicates that fell below the lowest
             / above the highest tried rate (counted at that rate).
         bootstrap: replicates; seed: the generator's seed.
+        grid_note: set when the CI is narrower than half the gap between the bracketing
+            rates: the interpolation, not the runs, then limits what is known.
         arithmetic: the calculation, one step per line.
     """
 
@@ -144,6 +146,7 @@ class CapacityEstimate(BaseModel):
     above_share: float = 0.0
     bootstrap: int
     seed: int
+    grid_note: str | None = None
     arithmetic: list[str]
 
 
@@ -234,8 +237,14 @@ def capacity_at_slo(by_rate: Mapping[float, Sequence[float]], target: float, *,
             + (f"; {percent(above)} above {num(rates[-1], trim=True)} req/s" if n_above else ""))
     elif bracket == "bracketed":
         arithmetic.append("no CI: a rate has a single run (the bootstrap resamples runs; give --repeat ≥ 2)")
+    grid_note = None
+    if between is not None and (ci is None or ci[1] - ci[0] < 0.5 * (between[1] - between[0])):
+        grid_note = (f"the CI counts run-to-run noise only; assuming only that attainment falls with rate, "
+                     f"the capacity lies between the tried rates {num(between[0], trim=True)} and "
+                     f"{num(between[1], trim=True)} req/s — try rates between them to narrow that")
     points = [CapacityPoint(rate_rps=r, attainments=[float(x) for x in a], mean=m, fitted=f)
               for r, a, m, f in zip(rates, runs, means, fitted)]
     return CapacityEstimate(target=target, points=points, capacity_rps=cap, bracket=bracket,
                             between=between, ci95=ci, below_share=below, above_share=above,
+                            grid_note=grid_note,
                             bootstrap=bootstrap, seed=seed, arithmetic=arithmetic)
