@@ -31,8 +31,13 @@ Example::
     expect_regex = "180(\\.0+)? W"
 
 An arm is either a managed server (``server_cmd``; restarted when the arm
-changes) or a ``switch`` command run against a live system (``url`` or a
-top-level ``server_cmd`` started once). Commands run without a shell unless
+changes), a ``switch`` command run against a live system (``url`` or a
+top-level ``server_cmd`` started once), or a *load arm* that differs only in
+its ``load`` (``load = {concurrency = 16}``) against that one server. A sweep,
+``[sweep] concurrency = [1, 4, 16]`` (or ``rate_rps = [1, 2, 4]``) in place of
+``[[arms]]``, is one load arm per level (:func:`sweep_arms`;
+:mod:`tokcaliper.experiment.load_sweep` builds the same for ``bench`` and
+``capacity``). Commands run without a shell unless
 the arm says ``shell = true`` (see :mod:`tokcaliper.experiment.commands`).
 
 Validation is pydantic with unknown keys forbidden and no type coercion
