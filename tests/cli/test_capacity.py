@@ -1,8 +1,8 @@
 """``tokcaliper capacity`` end to end on the fake server of known capacity (issue 18 item 8).
 
-The fake server serves at most 2 requests at once, each for a fixed 50 ms: its capacity is
-2 ÷ 0.05 s = 40 req/s. With constant arrivals below it every request meets e2e ≤ 80 ms;
-above it the queue grows and attainment falls. The CI's coverage and its shrinking with
+The fake server serves at most 2 requests at once, each for a fixed 100 ms: its capacity is
+2 ÷ 0.1 s = 20 req/s. With constant arrivals below it every request meets e2e ≤ 250 ms
+(150 ms of slack for a busy machine); above it the queue grows and attainment falls. The CI's coverage and its shrinking with
 more runs are tested on simulated draws in tests/stats/test_capacity.py (fast); this test
 checks the whole path: the interleaved experiment, the stored attainments, the bracket.
 """
@@ -17,8 +17,8 @@ import pytest
 
 from tests.load.fake_server import FakeServer, FakeTiming
 
-SLOTS, SERVICE_S = 2, 0.05
-TRUE_CAPACITY = SLOTS / SERVICE_S  # 40 req/s
+SLOTS, SERVICE_S = 2, 0.1
+TRUE_CAPACITY = SLOTS / SERVICE_S  # 20 req/s
 
 
 def _tok(*args: str) -> subprocess.CompletedProcess:
@@ -42,8 +42,8 @@ def cli(capsys):
 def test_capacity_of_a_server_of_known_capacity(tmp_path, cli):
     db = tmp_path / "c.db"
     with FakeServer(FakeTiming(ttft_s=SERVICE_S, itl_s=0.0, tokens=1, slots=SLOTS)) as srv:
-        proc = _tok("capacity", "--url", srv.base_url, "--slo", "e2e=80ms", "--rates", "25,35,55",
-                    "--repeat", "2", "-n", "16", "--arrival", "constant", "--max-tokens", "1",
+        proc = _tok("capacity", "--url", srv.base_url, "--slo", "e2e=250ms", "--rates", "8,12,40",
+                    "--repeat", "2", "-n", "12", "--arrival", "constant", "--max-tokens", "1",
                     "--telemetry-interval", "0", "--db", str(db), "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
@@ -52,7 +52,7 @@ def test_capacity_of_a_server_of_known_capacity(tmp_path, cli):
     lo, hi = est["between"]
     assert lo < TRUE_CAPACITY < hi, est["arithmetic"]
     assert lo <= est["capacity_rps"] <= hi and lo <= est["ci95"][0] <= est["ci95"][1] <= hi
-    assert [p["rate_rps"] for p in est["points"]] == [25.0, 35.0, 55.0]
+    assert [p["rate_rps"] for p in est["points"]] == [8.0, 12.0, 40.0]
     assert all(len(p["attainments"]) == 2 for p in est["points"])
     assert est["points"][0]["mean"] == 1.0 and est["points"][-1]["mean"] < 0.9
     assert est["grid_note"] is not None  # the interpolation, not the runs, limits this figure
@@ -62,7 +62,7 @@ def test_capacity_of_a_server_of_known_capacity(tmp_path, cli):
     assert code == 0 and json.loads(again)["estimate"] == est, err
     code, text, err = cli("capacity", "--experiment", out["experiment"], "--db", str(db), "--target", "5")
     assert code == 0, err
-    assert "not bracketed: every tried rate meets 5.0%; the capacity is above 55 req/s" in " ".join(
+    assert "not bracketed: every tried rate meets 5.0%; the capacity is above 40 req/s" in " ".join(
         text.split())
 
 
