@@ -57,6 +57,8 @@ class FakeTiming:
     retry_after: str | None = None  # Retry-After header of http_429/503
     stall_s: float = 5.0  # silence of stall_first / stall_between
     huge_event_bytes: int = 80 * 2**20  # length of huge_event's data line
+    slots: int = 0  # serve at most this many requests at once, the rest queue (0 = no limit):
+    # with a fixed service time S = ttft_s + (tokens − 1) × itl_s the capacity is slots ÷ S req/s
 
 
 def _event(obj: dict) -> bytes:
@@ -84,7 +86,15 @@ def make_app(timing: FakeTiming) -> web.Application:
         "deep_json": b"data: " + b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"\n\n",
     }
 
+    slots = asyncio.Semaphore(timing.slots) if timing.slots else None
+
     async def chat(request: web.Request) -> web.StreamResponse:
+        if slots is None:
+            return await serve(request)
+        async with slots:  # a request waits for a free slot; its service starts then
+            return await serve(request)
+
+    async def serve(request: web.Request) -> web.StreamResponse:
         counter["n"] += 1
         if timing.fail_every and counter["n"] % timing.fail_every == 0:
             return web.Response(status=500, text="injected fault")

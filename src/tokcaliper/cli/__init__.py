@@ -31,6 +31,7 @@ from tokcaliper.cli import compare as _compare  # noqa: F401,E402
 from tokcaliper.cli import experiment as _experiment  # noqa: F401,E402
 from tokcaliper.cli import analyze as _analyze  # noqa: F401,E402
 from tokcaliper.cli import spec as _spec  # noqa: F401,E402
+from tokcaliper.cli import capacity as _capacity  # noqa: F401,E402
 from tokcaliper.cli import export as _export  # noqa: F401,E402
 from tokcaliper.cli import baseline as _baseline  # noqa: F401,E402
 from tokcaliper.cli import report as _report  # noqa: F401,E402

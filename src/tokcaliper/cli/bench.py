@@ -27,18 +27,19 @@ def bench(
         help="Command that starts the server; {port} and {host} are filled in. "
              "Default (no --url): the local llama-server with SmolLM2.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Model name to request (default: first of /v1/models).")] = None,
-    concurrency: Annotated[Optional[int], typer.Option(
+    concurrency: Annotated[Optional[list[str]], typer.Option(
         "--concurrency", "-c",
         help="Closed-loop concurrent streams (default 4); with --rate, the cap on requests in flight "
-             "(default 256).")] = None,
+             "(default 256). A list (1,4,16) is a sweep: an interleaved experiment, one arm per level "
+             "(`ARM@c=4`).")] = None,
     requests: Annotated[Optional[int], typer.Option(
         "--requests", "-n", help="Measured requests per run (default: 8 × concurrency; with --rate, "
                                  "10 s of arrivals).")] = None,
     duration: Annotated[Optional[float], typer.Option(help="Seconds per run instead of --requests.")] = None,
-    rate: Annotated[Optional[list[float]], typer.Option(
+    rate: Annotated[Optional[list[str]], typer.Option(
         help="Open loop: mean request arrivals per second (default: closed loop); "
-             "--concurrency then caps the requests in flight. Repeat for a sweep over rates "
-             "(each rate is its own arm, `ARM@Rrps`).")] = None,
+             "--concurrency then caps the requests in flight. A list (1,2,4, or the option repeated) "
+             "is a sweep: an interleaved experiment, one arm per rate (`ARM@2rps`).")] = None,
     arrival: Annotated[str, typer.Option(help="Open-loop arrivals: poisson, gamma or constant.")] = "poisson",
     burstiness: Annotated[float, typer.Option(
         help="Gamma shape k of the arrival gaps (CV = 1/√k; 1 = Poisson, < 1 burstier).")] = 1.0,
@@ -112,46 +113,61 @@ def bench(
     steady_state: Annotated[Optional[float], typer.Option(
         help="Share of the run's peak of requests in flight (e.g. 0.9): each run's steady-state "
              "window, with throughput and TTFT/ITL percentiles inside it (ramp-up, drain excluded).")] = None,
+    order: Annotated[str, typer.Option(
+        help="Run order of a sweep's levels: random-blocks (seed drawn and stored), alternate, abba "
+             "or blocked.")] = "random-blocks",
+    seed: Annotated[Optional[int], typer.Option(help="Seed of a sweep's --order random-blocks.")] = None,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
     wide: Annotated[bool, typer.Option("--wide", help=WIDE_HELP)] = False,
 ) -> None:
-    """Run R identical load runs against a server and print the noise floor (n, mean, CV, MDE)."""
+    """Run R identical load runs against a server and print the noise floor (n, mean, CV, MDE).
+
+    A list of levels (--concurrency 1,4,16 or --rate 1,2,4) is a sweep: an interleaved
+    experiment with one arm per level, resumable with `tokcaliper experiment resume`.
+    """
     # Heavy imports (aiohttp, scipy) here, not at module level, so that
     # `tokcaliper --help` and the other commands start fast.
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from tokcaliper.experiment.runner import RepeatSpec, run_repetitions
-    from tokcaliper.experiment.spec import MAX_TIMEOUT_S, LoadSpec
-    from tokcaliper.load.arrivals import open_loop_problem
+    from tokcaliper.experiment.spec import LoadSpec
     from tokcaliper.load.pool import ensure_fd_room
     from tokcaliper.load.prompts import load_prompts
-    from tokcaliper.model.metrics import get_metric, scalar_series
-    from tokcaliper.model.run import LoadConfig, Run
-    from tokcaliper.report.noise_view import render_noise_floor
+    from tokcaliper.model.metrics import get_metric
+    from tokcaliper.model.run import Run
     from tokcaliper.model import warnings as W
     from tokcaliper.numbers import num
     from tokcaliper.report.output import emit, stderr
     from tokcaliper.report.text import esc
-    from tokcaliper.report.slo_view import render_slo, render_steady
-    from tokcaliper.report.run_view import (
-        render_client, render_lengths, render_stream_warnings, render_telemetry, runs_table)
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.servers.url import server_url
     from tokcaliper.servers.target import target_server
-    from tokcaliper.stats.noise import noise_floor
     from tokcaliper.store import Store, ensure_writable
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
 
     _check(repeat >= 1, f"--repeat must be ≥ 1, got {repeat}")
     _check(1 <= restarts <= 1000, f"--restarts must be between 1 and 1000, got {restarts}")
     _check(restarts == 1 or url is None, "--restarts needs a server tokcaliper starts (not --url)")
-    _check(restarts == 1 or not rate or len(rate) == 1, "--restarts takes one --rate, not a sweep")
-    # Every load option is checked by the experiment file's model (LoadSpec), so a
-    # bench and an experiment's [load] accept exactly the same values (no inf or nan,
-    # not both --requests and --duration, bounded durations).
+    _check(effect is None or (math.isfinite(effect) and 0 < effect < 1),
+           f"--effect must be a fraction in (0, 1) (0.05 = 5%), got {effect:g}" if effect is not None else "")
+    _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
+    from tokcaliper.experiment.load_sweep import parse_levels
+
+    levels_c = parse_levels(concurrency, "--concurrency", whole=True)
+    levels_r = parse_levels(rate, "--rate", whole=False)
+    _check(len(levels_c) <= 1 or len(levels_r) <= 1,
+           "sweep one of --concurrency or --rate, not both (give the other one level)")
+    axis, levels = ("concurrency", levels_c) if len(levels_c) > 1 else ("rate_rps", levels_r)
+    is_sweep = len(levels) > 1
+    _check(restarts == 1 or not is_sweep, "--restarts takes one level, not a sweep")
+    # Every load option, its bounds and its defaults live in LoadSpec (the experiment
+    # file's [load] takes exactly the same), the one builder of the run's LoadConfig.
     load_spec = LoadSpec.from_options(
-        model=model, concurrency=concurrency, requests=requests, duration_s=duration, warmup=warmup,
+        model=model, concurrency=levels_c[0] if len(levels_c) == 1 else None,
+        rate_rps=levels_r[0] if levels_r else None,  # a rate sweep's levels override it
+        arrival=arrival, burstiness=burstiness, cooldown_s=cooldown, on_server_death=on_server_death,
+        requests=requests, duration_s=duration, warmup=warmup,
         max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,
         prompts=None if prompts is None else str(prompts), unique_prompts=unique_prompts,
         request_timeout_s=request_timeout, first_token_timeout_s=first_token_timeout,
@@ -163,50 +179,29 @@ def bench(
         min_input_tokens=min_input_tokens, max_input_tokens=max_input_tokens,
         trace=None if trace is None else str(trace), trace_speedup=trace_speedup,
         trace_block_tokens=trace_block_tokens)
-    _check(math.isfinite(cooldown) and 0 <= cooldown <= MAX_TIMEOUT_S,
-           f"--cooldown must be a number of seconds in [0, {MAX_TIMEOUT_S:g}], got {cooldown:g}")
-    _check(effect is None or (math.isfinite(effect) and 0 < effect < 1),
-           f"--effect must be a fraction in (0, 1) (0.05 = 5%), got {effect:g}" if effect is not None else "")
-    _check(not (url and server_cmd), "give either --url or --server-cmd, not both")
-    _check(on_server_death in ("stop", "restart"),
-           f"--on-server-death must be stop or restart, got {on_server_death!r}")
+    _check(trace is None or not levels_r, "give either --trace or --rate (a trace has its own times)")
+    _check(trace is None or not is_sweep, "a trace replay has its own times: it cannot be swept")
     _check(on_server_death == "stop" or url is None,
            "--on-server-death restart needs a server tokcaliper starts (not --url)")
-    rates: list[float | None] = list(rate) if rate else [None]
-    for r in rates:
-        _check(r is None or (math.isfinite(r) and r > 0), f"--rate must be > 0, got {r}")
-    _check(len(set(rates)) == len(rates), "--rate: each rate once")
-    rate = rates[0]
-    _check(trace is None or rate is None, "give either --trace or --rate (a trace has its own times)")
-    _check(arrival in ("poisson", "gamma", "constant"),
-           f"--arrival must be poisson, gamma or constant, got {arrival!r}")
-    _check(math.isfinite(burstiness) and burstiness > 0, f"--burstiness must be > 0, got {burstiness}")
-    _check(burstiness == 1.0 or arrival == "gamma", "--burstiness needs --arrival gamma")
-    _check(rate is not None or arrival == "poisson", "--arrival needs --rate (open loop)")
-    open_loop = rate is not None or trace is not None
     for name in metric or []:
         get_metric(name)  # an unknown name fails before any work
-    if concurrency is None:
-        concurrency = 4 if not open_loop else 256
-    if warmup is None:  # open loop: a few warm-up requests, not one per possible stream
-        warmup = concurrency if not open_loop else 4
-    requests_given = requests
-    if trace is not None and requests is None:  # every record of the trace
-        requests = load_spec.to_load_config("").requests
-    if requests is None and duration is None:  # closed: 8 per stream; open: ~10 s of arrivals
-        requests = 8 * concurrency if rate is None else max(32, math.ceil(10 * rate))
-    for r in rates:  # an open-loop run that would last for ages, or draw too many arrivals
-        if r is not None:
-            n_r = requests if requests_given is not None or len(rates) == 1 else max(32, math.ceil(10 * r))
-            problem = open_loop_problem(r, None if duration is not None else n_r, duration)
-            _check(problem is None, problem or "")
-    ensure_fd_room(concurrency)  # a socket per stream, before the server starts
     if url is not None:
         given = url.strip().rstrip("/")
         url = server_url(url)  # fail before any work
         if url != given:
             stderr.print(f"note: --url {given} ends in /v1; using {url} "
                          "(tokcaliper adds /v1/chat/completions itself)")
+    if is_sweep:
+        from tokcaliper.experiment.load_sweep import load_sweep_experiment
+
+        _check(repeat >= 2, f"a sweep is an experiment with --repeat ≥ 2 runs per level, got {repeat}")
+        exp = load_sweep_experiment(load_spec, axis, levels, runs_per_level=repeat, url=url,
+                                    server_cmd=server_cmd, order=order, seed=seed, prefix=arm)
+        ensure_fd_room(exp.max_streams)
+        run_sweep(exp, db, metric=metric, slo=slo, steady_state=steady_state, effect=effect,
+                  json_out=json_out, wide=wide, axis=axis)
+        return
+    ensure_fd_room(load_spec.streams)  # a socket per stream, before the server starts
     prompt_set = load_prompts(prompts)
     if dataset is not None:  # a broken file fails before the server starts; skips are listed
         from tokcaliper.load.datasets import load_dataset
@@ -224,27 +219,14 @@ def bench(
         # Opened only now, so that a bad --url or server leaves no new file.
         store = stack.enter_context(Store(db))
 
-        cfg = LoadConfig(
-            base_url=base_url, model=model or discover_model(base_url) or "default",
-            concurrency=concurrency, requests=requests if duration is None else None,
-            duration_s=duration, warmup=warmup,
-            max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,
-            prompts_source=str(prompts) if prompts else "builtin",
-            request_timeout_s=request_timeout, first_token_timeout_s=first_token_timeout,
-            token_timeout_s=token_timeout,
-            rate_rps=rate, arrival=arrival, burstiness=burstiness,  # type: ignore[arg-type]
-            slo_s=load_spec.slo_s, steady_state=load_spec.steady_state,
-            input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed,
-            dataset=load_spec.dataset, dataset_seed=dataset_seed, min_input_tokens=min_input_tokens,
-            max_input_tokens=max_input_tokens, trace=load_spec.trace, trace_speedup=trace_speedup,
-            trace_block_tokens=trace_block_tokens,
-        )
+        cfg = load_spec.to_load_config(base_url, model=discover_model(base_url))
+        requests = cfg.requests
         host = collect_host_info()
         idle_power: dict[str, float] | None = None  # None: not measured
         if idle_seconds > 0 and telemetry_interval > 0:
             stderr.print(f"measuring idle power for {idle_seconds:g} s (M5)")
             idle_power = TelemetrySampler(interval_s=telemetry_interval).measure_idle(idle_seconds)
-        total = repeat * restarts * requests * len(rates) if requests is not None else None
+        total = repeat * restarts * requests if requests is not None else None
         progress = Progress(
             TextColumn("[progress.description]{task.description}"), BarColumn(),
             MofNCompleteColumn(), TimeElapsedColumn(), console=stderr, transient=True,
@@ -252,11 +234,7 @@ def bench(
         stack.enter_context(progress)
         task = progress.add_task(f"bench {esc(arm)}: run 1/{repeat}", total=total)
         sweep: list[tuple[float | None, str, list[Run]]] = []
-        for r in rates:  # one arm per rate (a single arm without --rate or with one rate)
-            r_arm = arm if len(rates) == 1 else f"{arm}@{r:g}rps"
-            r_cfg = cfg if len(rates) == 1 else cfg.model_copy(update={"rate_rps": r})
-            if r is not None and requests is not None and len(rates) > 1 and requests_given is None:
-                r_cfg = r_cfg.model_copy(update={"requests": max(32, math.ceil(10 * r))})
+        for r_arm, r_cfg in ((arm, cfg),):  # one arm (a sweep is an experiment: run_sweep)
             spec = RepeatSpec(
                 load=r_cfg, prompts=prompt_set, repeat=repeat, cooldown_s=cooldown, arm=r_arm,
                 command_line=command_line, server=target.server, server_version=version,
@@ -285,7 +263,7 @@ def bench(
                                                   f"{min(run.repetition + 2, repeat * restarts)}/{repeat * restarts}")
 
             progress.update(task, description=f"bench {esc(r_arm)}: run 1/{repeat}")
-            sweep.append((r, r_arm, run_repetitions(
+            sweep.append((cfg.rate_rps, r_arm, run_repetitions(
                 spec, store,
                 on_request=lambda _index: progress.advance(task),
                 on_run=on_run,
@@ -297,14 +275,7 @@ def bench(
     if not any(x.valid for x in all_runs):
         raise ServerError(no_valid_run(all_runs, db))
     # Invalid runs (too many failed requests) are stored but left out of the noise floor.
-    names = metric or None
-    if names is None and (slo is not None or steady_state is not None):  # the figures asked for, too
-        from tokcaliper.model.metrics import METRICS, headline_metrics
-
-        asked = {o for o, v in (("--slo", slo), ("--steady-state", steady_state)) if v is not None}
-        names = [m.name for m in headline_metrics()] + [n for n, m in METRICS.items() if m.needs in asked]
-    reports = [noise_floor(scalar_series([r.metrics for r in rr if r.valid], names=names), effect=effect)
-               if any(r.valid for r in rr) else None for _, _, rr in sweep]
+    reports = [floor_of(rr, metric, slo, steady_state, effect) for _, _, rr in sweep]
     report = reports[0]
     splits = []
     if restarts > 1:  # where the variance lives (issue 17 item 7)
@@ -332,13 +303,6 @@ def bench(
         from tokcaliper.load.trace import replay_figures
 
         payload["trace"] = replay_figures(runs)
-    if len(sweep) > 1:  # a sweep over rates: each rate's runs and noise floor
-        payload["sweep"] = [
-            {"rate_rps": r, "arm": a, "runs": [{"id": x.id, "repetition": x.repetition, "valid": x.valid,
-                                                "invalid_reason": x.invalid_reason, "metrics": x.metrics}
-                                               for x in rr], "noise_floor": rep}
-            for (r, a, rr), rep in zip(sweep, reports)
-        ]
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
         console.print(f"[bold]tokcaliper bench[/bold]  {esc(cfg.base_url)}  model {esc(cfg.model)}")
@@ -365,30 +329,8 @@ def bench(
                 + (", ".join(f"{dev} {num(w)} W" for dev, w in idle.items()) if idle
                    else W.NO_POWER_SOURCE.text())
             )
-        for (r, a, rr), rep in zip(sweep, reports):
-            if len(sweep) > 1:
-                console.print(f"[bold]{a}[/bold]: open loop at {num(r)} req/s")
-            console.print(runs_table(rr, wide=wide))
-            render_client(console, rr)
-            if cfg.trace is not None:
-                from tokcaliper.load.trace import replay_summary
-
-                console.print(esc(replay_summary(rr)))
-            render_stream_warnings(console, rr)
-            render_slo(console, rr)
-            render_steady(console, rr)
-            render_lengths(console, rr)
-            render_telemetry(console, rr, wide=wide)
-            for x in rr:
-                if not x.valid:
-                    console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1} (#{x.id}) left out of the "
-                                  f"noise floor: {x.invalid_reason}")
-            if rep is None:
-                console.print(f"  [yellow]warning:[/yellow] {a}: no valid run, no noise floor")
-            else:
-                render_noise_floor(console, rep)
-        if len(sweep) > 1:
-            render_sweep(console, sweep)
+        for (_r, a, rr), rep in zip(sweep, reports):
+            render_level(console, a, rr, rep, wide)
         if splits:
             from tokcaliper.report.experiment_view import render_restart_splits
 
@@ -397,6 +339,121 @@ def bench(
             render_restart_splits(splits, console, detail=1)  # the arithmetic of the first metric
 
     emit(payload, json_out, render)
+
+
+def floor_of(runs, metric, slo, steady_state, effect):  # type: ignore[no-untyped-def]
+    """The noise floor of one level's valid runs (None without one): the headline metrics, or
+    ``--metric``'s, plus the SLO / steady-state metrics when those were asked for."""
+    from tokcaliper.model.metrics import METRICS, headline_metrics, scalar_series
+    from tokcaliper.stats.noise import noise_floor
+
+    names = metric or None
+    if names is None and (slo is not None or steady_state is not None):  # the figures asked for, too
+        asked = {o for o, v in (("--slo", slo), ("--steady-state", steady_state)) if v is not None}
+        names = [m.name for m in headline_metrics()] + [n for n, m in METRICS.items() if m.needs in asked]
+    valid = [r.metrics for r in runs if r.valid]
+    return noise_floor(scalar_series(valid, names=names), effect=effect) if valid else None
+
+
+def render_level(console, arm: str, runs, report, wide: bool) -> None:  # type: ignore[no-untyped-def]
+    """One arm's (one level's) runs, client, SLO, lengths, telemetry and noise floor."""
+    from tokcaliper.report.noise_view import render_noise_floor
+    from tokcaliper.report.run_view import (
+        render_client, render_lengths, render_stream_warnings, render_telemetry, runs_table)
+    from tokcaliper.report.slo_view import render_slo, render_steady
+
+    console.print(runs_table(runs, wide=wide))
+    render_client(console, runs)
+    if runs and runs[0].config.trace is not None:
+        from tokcaliper.load.trace import replay_summary
+
+        console.print(esc(replay_summary(runs)))
+    render_stream_warnings(console, runs)
+    render_slo(console, runs)
+    render_steady(console, runs)
+    render_lengths(console, runs)
+    render_telemetry(console, runs, wide=wide)
+    for x in runs:
+        if not x.valid:
+            console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1} (#{x.id}) left out of the "
+                          f"noise floor: {x.invalid_reason}")
+    if report is None:
+        console.print(f"  [yellow]warning:[/yellow] {arm}: no valid run, no noise floor")
+    else:
+        render_noise_floor(console, report)
+
+
+def run_sweep(exp, db: Path, *, metric, slo, steady_state, effect, json_out: bool,  # type: ignore[no-untyped-def]
+              wide: bool, axis: str) -> None:
+    """Run a sweep's experiment (:func:`tokcaliper.experiment.load_sweep.load_sweep_experiment`),
+    then print each level's runs and noise floor, the sweep table and each level against the first.
+
+    Raises:
+        ServerError: no valid run (exit 3), or the server died with ``--on-server-death stop``
+            (the message gives the resume command). Interrupted: Ctrl-C (likewise).
+    """
+    from tokcaliper.cli.experiment import execute_with_progress
+    from tokcaliper.cli.experiment import no_valid_run as experiment_no_valid_run
+    from tokcaliper.experiment.analysis import analyze_experiment
+    from tokcaliper.experiment.execute import create_experiment
+    from tokcaliper.report.output import emit, stderr
+    from tokcaliper.report.text import esc
+    from tokcaliper.servers.managed import check_reachable
+    from tokcaliper.store import Store, ensure_writable
+
+    ensure_writable(db)
+    if exp.url is not None:
+        check_reachable(exp.url)  # before the experiment exists: no empty "stopped" row
+    command_line = shlex.join(["tokcaliper", *sys.argv[1:]])
+    with Store(db) as store:
+        exp_id = create_experiment(exp, f"# {command_line}\n", store)
+        resume = f"tokcaliper experiment resume {exp_id} --db {db}"
+        stderr.print(f"sweep experiment {exp_id}: {len(exp.run_order())} measured runs "
+                     f"({exp.runs_per_arm} per level, order {exp.order}"
+                     + ("" if exp.seed is None else f", seed {exp.seed}")
+                     + f"); stored in {db}; after Ctrl-C: `{resume}`", markup=False)
+        try:
+            execute_with_progress(exp_id, exp, None, store, "stop", json_out)
+        except ServerError as e:
+            raise ServerError(f"{e}; the runs so far are kept: continue with `{resume}`") from None
+        analysis = analyze_experiment(store, exp_id)
+        runs = [r for r in store.session_runs(exp_id) if not r.warmup_run]
+        failed = experiment_no_valid_run(exp_id, store)
+    sweep = [(a.load[axis], a.name, sorted([r for r in runs if r.arm == a.name], key=lambda r: r.repetition))
+             for a in exp.arms]
+    reports = [floor_of(rr, metric, slo, steady_state, effect) for _, _, rr in sweep]
+    payload = {
+        "experiment": exp_id, "db": str(db), "axis": axis, "spec": exp,
+        "sweep": [{"level": lv, "arm": a, "config": exp.arm_load(a),
+                   "runs": [{"id": x.id, "repetition": x.repetition, "position": x.position,
+                             "valid": x.valid, "invalid_reason": x.invalid_reason, "metrics": x.metrics}
+                            for x in rr], "noise_floor": rep}
+                  for (lv, a, rr), rep in zip(sweep, reports)],
+        "outcomes": analysis.outcomes, "comparisons": analysis.comparisons,
+    }
+
+    def render(console) -> None:  # type: ignore[no-untyped-def]
+        what = "concurrency" if axis == "concurrency" else "open-loop rate"
+        console.print(f"[bold]tokcaliper bench[/bold] sweep over {what}: experiment {esc(exp_id)}, "
+                      f"{exp.runs_per_arm} runs per level interleaved ({esc(exp.order)}"
+                      + ("" if exp.seed is None else f", seed {exp.seed}") + f"); stored in {esc(db)}")
+        for o in analysis.outcomes:
+            console.print(f"  [bold red]{esc(o.kind)}[/bold red]: {esc(o.reason)}")
+        for (lv, a, rr), rep in zip(sweep, reports):
+            console.print(f"[bold]{esc(a)}[/bold]: {what} {num(lv, trim=True)}")
+            render_level(console, a, rr, rep, wide)
+        render_sweep(console, sweep, axis)
+        console.print(f"each level against {esc(sweep[0][1])} (paired over the interleaved runs, "
+                      f"{esc(exp.metric)}; the arithmetic: `tokcaliper experiment show {esc(exp_id)}`):")
+        for c in analysis.comparisons:
+            text = c.error if c.metrics is None else c.metrics.metrics[0].report.summary
+            console.print(f"  {esc(c.candidate)}: {esc(text or '')}")
+
+    from tokcaliper.numbers import num
+
+    emit(payload, json_out, render)
+    if failed is not None:
+        raise ServerError(failed)
 
 
 def no_valid_run(runs, db: Path) -> str:  # type: ignore[no-untyped-def]
@@ -419,8 +476,9 @@ def no_valid_run(runs, db: Path) -> str:  # type: ignore[no-untyped-def]
     return msg
 
 
-def render_sweep(console, sweep) -> None:  # type: ignore[no-untyped-def]
-    """One line per rate: achieved arrivals, latency counted from send and from schedule, dispatch delay."""
+def render_sweep(console, sweep, axis: str = "rate_rps") -> None:  # type: ignore[no-untyped-def]
+    """One line per level: achieved arrivals, throughput, latency counted from send and from
+    schedule, dispatch delay (means over the level's valid runs, with n)."""
     from rich.table import Table
 
     from tokcaliper.numbers import num
@@ -429,14 +487,15 @@ def render_sweep(console, sweep) -> None:  # type: ignore[no-untyped-def]
         v = [x for x in values if x is not None]
         return "—" if not v else f"{num(scale * sum(v) / len(v))} (n={len(v)})"
 
-    t = Table(title="rate sweep (means over each rate's runs)")
-    for col in ("rate req/s", "achieved req/s", "output tok/s", "TTFT p50 ms", "TTFT-from-schedule p99 ms",
+    level = "concurrency" if axis == "concurrency" else "rate req/s"
+    t = Table(title=f"{'concurrency' if axis == 'concurrency' else 'rate'} sweep (means over each level's runs)")
+    for col in (level, "achieved req/s", "output tok/s", "TTFT p50 ms", "TTFT-from-schedule p99 ms",
                 "dispatch p99 ms", "client-limited runs"):
         t.add_column(col, justify="right")
     for r, _a, rr in sweep:
         ms = [x.metrics for x in rr if x.valid]
         t.add_row(
-            num(r), mean([m.arrivals.achieved_rate_rps if m.arrivals else None for m in ms]),
+            num(r, trim=True), mean([m.arrivals.achieved_rate_rps if m.arrivals else None for m in ms]),
             mean([m.aggregate_output_tok_s for m in ms]), mean([m.ttft_s.p50 for m in ms], 1000),
             mean([m.ttft_from_schedule_s.p99 for m in ms], 1000), mean([m.dispatch_s.p99 for m in ms], 1000),
             f"{sum(1 for m in ms if m.client and m.client.client_limited)}/{len(ms)}",

@@ -143,7 +143,7 @@ def run_cmd(
         spec = with_until_decided(spec, str(file))
     from tokcaliper.load.pool import ensure_fd_room
 
-    ensure_fd_room(spec.load.concurrency, "[load] concurrency")  # before the experiment is created
+    ensure_fd_room(spec.max_streams, "[load] concurrency")  # before the experiment is created
     if spec.url is not None:
         check_reachable(spec.url)  # before the experiment exists: no empty "stopped" row
     with Store(db) as store:
@@ -175,7 +175,7 @@ def resume_cmd(
         spec = ExperimentSpec.model_validate(row.spec)
         from tokcaliper.load.pool import ensure_fd_room
 
-        ensure_fd_room(spec.load.concurrency, "[load] concurrency")
+        ensure_fd_room(spec.max_streams, "[load] concurrency")
         execute_with_progress(row.id, spec, None, store, on_mismatch, json_out)
         _show(row.id, store, json_out)
         fail_if_nothing_valid(row.id, store)

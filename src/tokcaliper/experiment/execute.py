@@ -304,7 +304,9 @@ def _execute_claimed(
     failed_arms: set[str] = set()
     idle: dict[str, float] | None = None
     server = _Server(spec.load.health_timeout_s)
-    switch_arms = spec.arms[0].kind == "switch"
+    # Switch and load arms share one server (a live URL or one started once).
+    switch_arms = spec.arms[0].kind in ("switch", "load")
+    load_arms = spec.arms[0].kind == "load"
 
     def outcome(position: int | None, arm: str, kind: str, reason: str) -> None:
         o = Outcome(position=position, arm=arm, kind=kind, reason=reason, at=utc_now_iso())
@@ -315,13 +317,16 @@ def _execute_claimed(
     store.set_experiment_status(exp_id, "running")
     finished = False
     try:
+        def start_shared() -> None:
+            ev.on_status(f"starting server: {spec.server_cmd}")
+            server.start(lambda port: _argv(spec.server_cmd, None, port=port,  # type: ignore[arg-type]
+                                            host="127.0.0.1"))
+
         if switch_arms:
             if spec.url is not None:
                 server.use_url(spec.url)
             else:
-                ev.on_status(f"starting server: {spec.server_cmd}")
-                server.start(lambda port: _argv(spec.server_cmd, None, port=port,  # type: ignore[arg-type]
-                                                host="127.0.0.1"))
+                start_shared()
         for seg in segments(spec):
             pending = [p for p in seg.positions if p not in done]
             if not pending:
@@ -353,12 +358,13 @@ def _execute_claimed(
                 idle = idle_power() if idle_power is not None else {}
             base_url = server.base_url
             assert base_url is not None
-            load = spec.load.to_load_config(base_url, model=discover_model(base_url))
+            arm_load = spec.arm_load(arm.name)
+            load = arm_load.to_load_config(base_url, model=discover_model(base_url))
             setup = RunSetup(
                 load=load, prompts=prompts, command_line=command_line, server=server.managed,
                 server_version=server.version, host=host, telemetry=telemetry,  # type: ignore[arg-type]
                 idle_power_w=idle, idle_duration_s=None,
-                unique_prompts=spec.load.unique_prompts, max_error_rate=spec.load.max_error_rate,
+                unique_prompts=arm_load.unique_prompts, max_error_rate=arm_load.max_error_rate,
             )
             common = dict(session=exp_id, arm=arm.name, valid=valid, invalid_reason=invalid_reason,
                           readback=readback)
@@ -389,6 +395,9 @@ def _execute_claimed(
                 break
             except ServerError as e:
                 outcome(None, arm.name, "run_failed", str(e))
+                if load_arms and server.managed is not None and arm_load.on_server_death == "restart":
+                    start_shared()  # the segment's other runs are left to `experiment resume`
+                    continue
                 if server.managed is None or switch_arms:
                     raise  # the live server is gone: nothing else can run
                 server.stop()  # the next segment restarts it
@@ -434,6 +443,8 @@ def _repetitions(spec: ExperimentSpec) -> dict[int, int]:
 
 def _switch(arm: ArmSpec, server: _Server, timeout_s: float) -> tuple[str, str] | None:
     """Put the system in ``arm``'s state; returns ``(kind, reason)`` when that fails (M8)."""
+    if arm.kind == "load":  # only the load changes: nothing to switch
+        return None
     if arm.kind == "server":
         try:
             server.start(lambda port: _argv(arm.server_cmd, arm, port=port,  # type: ignore[arg-type]
@@ -482,7 +493,8 @@ def _port_host(server: _Server) -> tuple[int | None, str | None]:
 
 
 def _rest(spec: ExperimentSpec, ev: ExperimentEvents, what: str) -> None:
-    if spec.rest_s > 0:
-        ev.on_status(f"resting {spec.rest_s:g} s before {what}")
-        time.sleep(spec.rest_s)
+    rest = spec.rest_before_run_s
+    if rest > 0:
+        ev.on_status(f"resting {rest:g} s before {what}")
+        time.sleep(rest)
     ev.on_status(what)

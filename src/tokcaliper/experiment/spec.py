@@ -31,8 +31,13 @@ Example::
     expect_regex = "180(\\.0+)? W"
 
 An arm is either a managed server (``server_cmd``; restarted when the arm
-changes) or a ``switch`` command run against a live system (``url`` or a
-top-level ``server_cmd`` started once). Commands run without a shell unless
+changes), a ``switch`` command run against a live system (``url`` or a
+top-level ``server_cmd`` started once), or a *load arm* that differs only in
+its ``load`` (``load = {concurrency = 16}``) against that one server. A sweep,
+``[sweep] concurrency = [1, 4, 16]`` (or ``rate_rps = [1, 2, 4]``) in place of
+``[[arms]]``, is one load arm per level (:func:`sweep_arms`;
+:mod:`tokcaliper.experiment.load_sweep` builds the same for ``bench`` and
+``capacity``). Commands run without a shell unless
 the arm says ``shell = true`` (see :mod:`tokcaliper.experiment.commands`).
 
 Validation is pydantic with unknown keys forbidden and no type coercion
@@ -61,8 +66,8 @@ from tokcaliper.model.run import LoadConfig
 from tokcaliper.servers.url import server_url
 from tokcaliper.validation import Problem, describe, problems
 
-__all__ = ["LOCAL_PLACEHOLDERS", "ArmSpec", "ExperimentSpec", "LoadSpec", "key_lines",
-           "load_experiment", "parse_experiment", "read_experiment"]
+__all__ = ["LOCAL_PLACEHOLDERS", "SWEEP_AXES", "ArmSpec", "ExperimentSpec", "LoadSpec", "key_lines",
+           "load_experiment", "parse_experiment", "read_experiment", "sweep_arm_name", "sweep_arms"]
 
 
 class KeyedValueError(ValueError):
@@ -75,7 +80,8 @@ class KeyedValueError(ValueError):
     def __init__(self, key: str, message: str, cli: str | None = None) -> None:
         super().__init__(message)
         self.key = key
-        self.cli = cli  # the same sentence in bench's option names, when it differs
+        #: The same problem in the words of ``tokcaliper bench``'s options (None: derive it).
+        self.cli = cli
 
 
 class _Strict(BaseModel):
@@ -128,10 +134,26 @@ class LoadSpec(_Strict):
         trace: Mooncake JSONL replayed as an open loop (:mod:`tokcaliper.load.trace`);
             trace_speedup: its times are divided by this; trace_block_tokens: tokens per hash block
             (default: 512 scaled to fit the server's context). ``requests``: its first N records.
+        rate_rps: open loop: mean arrivals per second (``None``: closed loop); ``concurrency``
+            then caps the requests in flight (default 256). arrival: ``poisson`` | ``gamma`` |
+            ``constant`` (open loop only); burstiness: gamma shape k (CV of the gaps 1/√k; gamma only).
+        cooldown_s: rest between runs, seconds (an experiment file's ``rest_s`` does the same:
+            give one of them). on_server_death: a started server that dies during a run:
+            ``stop`` (resume later) or ``restart`` it and go on.
+
+    Defaults that depend on other options are resolved by the properties
+    :attr:`streams`, :attr:`warmup_requests` and :attr:`measured_requests`, the one
+    home of those rules (closed loop: 4 streams, warm-up = streams, 8 requests per
+    stream; open loop: ≤ 256 in flight, 4 warm-up requests, ~10 s of arrivals, at
+    least 32). A field left ``None`` stays unresolved in the stored spec, so that an
+    arm's override (:meth:`with_overrides`) recomputes the defaults of its level.
+
+    Adding an option: one field here (bounds in ``Field``), its flag in
+    :data:`CLI_FLAGS`, and its :class:`LoadConfig` field in :meth:`to_load_config`.
     """
 
     model: str | None = None
-    concurrency: int = Field(4, ge=1)
+    concurrency: int | None = Field(None, ge=1)
     requests: int | None = Field(None, ge=1)
     duration_s: float | None = Field(None, gt=0, le=MAX_DURATION_S)
     warmup: int | None = Field(None, ge=0)
@@ -168,6 +190,84 @@ class LoadSpec(_Strict):
     input_tokens: str | None = None
     output_tokens: str | None = None
     length_seed: int = Field(0, ge=0, le=2**63 - 1)
+    rate_rps: float | None = None
+    arrival: str = "poisson"
+    burstiness: float = 1.0
+    cooldown_s: float = 0.0
+    on_server_death: str = "stop"
+
+    @field_validator("cooldown_s", mode="before")
+    @classmethod
+    def _cooldown(cls, v: Any) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and not (
+                math.isfinite(v) and 0 <= v <= MAX_TIMEOUT_S):
+            raise ValueError(f"must be a number of seconds in [0, {MAX_TIMEOUT_S:g}], got {v:g}")
+        return v
+
+    @field_validator("rate_rps", "burstiness", mode="before")
+    @classmethod
+    def _positive(cls, v: Any) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and not (math.isfinite(v) and v > 0):
+            raise ValueError(f"must be > 0, got {v:g}")
+        return v
+
+    @field_validator("arrival")
+    @classmethod
+    def _arrival(cls, v: str) -> str:
+        if v not in ARRIVALS:
+            raise ValueError(f"must be poisson, gamma or constant, got {v!r}")
+        return v
+
+    @field_validator("on_server_death")
+    @classmethod
+    def _death(cls, v: str) -> str:
+        if v not in ("stop", "restart"):
+            raise ValueError(f"must be stop or restart, got {v!r}")
+        return v
+
+    @property
+    def streams(self) -> int:
+        """Concurrent streams (closed loop, default 4) or the cap in flight (open loop — a
+        rate or a trace replay — default 256)."""
+        if self.concurrency is not None:
+            return self.concurrency
+        return 4 if self._closed_loop else 256
+
+    @property
+    def _closed_loop(self) -> bool:
+        return self.rate_rps is None and self.trace is None
+
+    @property
+    def warmup_requests(self) -> int:
+        """Warm-up requests per run: given, else one per stream (closed) or 4 (open loop)."""
+        if self.warmup is not None:
+            return self.warmup
+        return self.streams if self._closed_loop else 4
+
+    @property
+    def measured_requests(self) -> int | None:
+        """Measured requests per run: given, else every record of a trace, 8 per stream
+        (closed) or ~10 s of arrivals, at least 32 (open); None with ``duration_s``."""
+        if self.requests is not None or self.duration_s is not None:
+            return self.requests
+        if self.trace is not None:
+            from tokcaliper.load.trace import load_trace
+
+            return len(load_trace(self.trace))
+        return 8 * self.streams if self.rate_rps is None else max(32, math.ceil(10 * self.rate_rps))
+
+    def with_overrides(self, changes: dict[str, Any], where: str = "load") -> LoadSpec:
+        """This load with ``changes`` (field → value) applied and validated again: one
+        sweep level or one arm's ``load``. Defaults left ``None`` follow the new values.
+
+        Raises:
+            ValueError: ``"<where>.<field>: what is wrong"`` (an unknown field included).
+        """
+        try:
+            return LoadSpec.model_validate({**self.model_dump(exclude_defaults=True), **changes})
+        except ValidationError as e:
+            loc, msg = _message(problems(e)[0])
+            raise KeyedValueError(".".join(map(str, loc)), msg) from None
 
     @field_validator("input_tokens", "output_tokens")
     @classmethod
@@ -239,6 +339,20 @@ class LoadSpec(_Strict):
         if self.input_tokens is not None and self.duration_s is not None:
             raise KeyedValueError("input_tokens", "input_tokens needs requests, not duration_s "
                                   "(prompts are sized by the server's tokenizer before the clock)")
+        if self.burstiness != 1.0 and self.arrival != "gamma":
+            raise KeyedValueError("burstiness", "burstiness needs arrival = \"gamma\"",
+                                  cli="--burstiness needs --arrival gamma")
+        if self.rate_rps is None and self.arrival != "poisson":
+            raise KeyedValueError("arrival", "arrival needs rate_rps (open loop)",
+                                  cli="--arrival needs --rate (open loop)")
+        if self.rate_rps is not None:  # a run that would last for ages, or draw too many arrivals
+            from tokcaliper.load.arrivals import open_loop_problem
+
+            problem = open_loop_problem(
+                self.rate_rps, None if self.duration_s is not None else self.measured_requests,
+                self.duration_s)
+            if problem is not None:
+                raise KeyedValueError("rate_rps", problem, cli=problem)
         return self
 
     @classmethod
@@ -263,32 +377,36 @@ class LoadSpec(_Strict):
                 raise InputError(str(ctx_err).replace("input_tokens", "--input-tokens")
                                  .replace("duration_s", "--duration").replace("requests", "--requests")
                                  .replace("prompts", "--prompts", 1)) from None
+            if isinstance(ctx_err, KeyedValueError) and ctx_err.cli is not None:
+                raise InputError(ctx_err.cli) from None
             if isinstance(ctx_err, KeyedValueError):
                 raise InputError("give either --requests or --duration, not both") from None
             field = str(first.loc[0]) if first.loc else ""
             raise InputError(f"{CLI_FLAGS.get(field, field)} {describe(first.err)}") from None
 
     def to_load_config(self, base_url: str, model: str | None = None) -> LoadConfig:
-        """The :class:`LoadConfig` of one run against ``base_url`` (bench's defaults)."""
-        requests = self.requests
-        if requests is None and self.trace is not None:  # every record of the trace
-            from tokcaliper.load.trace import load_trace
+        """The :class:`LoadConfig` of one run against ``base_url``: the one builder of a
+        run's load configuration (``bench``, experiments, sweeps and ``capacity``).
 
-            requests = len(load_trace(self.trace))
-        if requests is None and self.duration_s is None:
-            requests = 8 * self.concurrency
+        ``model``: the server's first model, used when the spec names none.
+        """
         return LoadConfig(
             base_url=base_url, model=self.model or model or "default",
-            concurrency=self.concurrency, requests=requests, duration_s=self.duration_s,
-            warmup=self.concurrency if self.warmup is None else self.warmup,
+            concurrency=self.streams, requests=self.measured_requests, duration_s=self.duration_s,
+            warmup=self.warmup_requests,
             max_tokens=self.max_tokens, temperature=self.temperature, ignore_eos=self.ignore_eos,
             prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s,
             first_token_timeout_s=self.first_token_timeout_s, token_timeout_s=self.token_timeout_s,
+            rate_rps=self.rate_rps, arrival=self.arrival, burstiness=self.burstiness,  # type: ignore[arg-type]
             slo_s=self.slo_s, steady_state=self.steady_state,
             input_tokens=self.input_tokens, output_tokens=self.output_tokens, length_seed=self.length_seed,
             dataset=self.dataset, dataset_seed=self.dataset_seed, min_input_tokens=self.min_input_tokens,
             max_input_tokens=self.max_input_tokens, trace=self.trace, trace_speedup=self.trace_speedup,
             trace_block_tokens=self.trace_block_tokens)
+
+
+#: Open-loop arrival processes (:mod:`tokcaliper.load.arrivals`).
+ARRIVALS = ("poisson", "gamma", "constant")
 
 
 #: LoadSpec field → the ``tokcaliper bench`` option that sets it.
@@ -301,12 +419,45 @@ CLI_FLAGS = {
     "max_error_rate": "--max-error-rate",
     "health_timeout_s": "--health-timeout", "telemetry_interval_s": "--telemetry-interval",
     "idle_seconds": "--idle-seconds", "slo": "--slo", "steady_state": "--steady-state",
-    "idle_seconds": "--idle-seconds", "input_tokens": "--input-tokens",
-    "output_tokens": "--output-tokens", "length_seed": "--length-seed",
+    "input_tokens": "--input-tokens", "output_tokens": "--output-tokens", "length_seed": "--length-seed",
+    "rate_rps": "--rate", "arrival": "--arrival", "burstiness": "--burstiness", "cooldown_s": "--cooldown",
+    "on_server_death": "--on-server-death",
     "dataset": "--dataset", "dataset_seed": "--dataset-seed", "min_input_tokens": "--min-input-tokens",
     "max_input_tokens": "--max-input-tokens", "trace": "--trace", "trace_speedup": "--trace-speedup",
     "trace_block_tokens": "--trace-block-tokens",
 }
+
+
+#: The load options a sweep may vary, one arm per level.
+SWEEP_AXES = ("concurrency", "rate_rps")
+
+
+def sweep_arm_name(axis: str, level: int | float, prefix: str = "") -> str:
+    """The arm of one sweep level: ``c=16`` or ``2rps`` (after ``prefix@`` when given)."""
+    name = f"c={level}" if axis == "concurrency" else f"{level:g}rps"
+    return f"{prefix}@{name}" if prefix else name
+
+
+def sweep_arms(axis: str, levels: list[Any], prefix: str = "") -> list[dict[str, Any]]:
+    """One load arm per level of ``axis`` (:data:`SWEEP_AXES`): ``{"name", "load": {axis: level}}``.
+
+    Raises:
+        KeyedValueError: fewer than 2 levels, a level given twice, a level of the wrong type
+            (the arm's load validation then names the bound).
+    """
+    if len(levels) < 2:
+        raise KeyedValueError(f"sweep.{axis}", f"a sweep needs at least 2 levels, got {len(levels)}")
+    if len(set(map(repr, levels))) != len(levels):
+        raise KeyedValueError(f"sweep.{axis}", "each level once")
+    out = []
+    for v in levels:
+        ok = isinstance(v, int) if axis == "concurrency" else isinstance(v, (int, float))
+        if isinstance(v, bool) or not ok:
+            raise KeyedValueError(f"sweep.{axis}", f"levels must be "
+                                  f"{'whole numbers' if axis == 'concurrency' else 'numbers'}, got {v!r}")
+        out.append({"name": sweep_arm_name(axis, v, prefix),
+                    "load": {axis: float(v) if axis == "rate_rps" else v}})
+    return out
 
 
 #: Placeholders a server command may use besides {value}/{port}/{host}: the
@@ -349,9 +500,14 @@ class ArmSpec(_Strict):
         readback: command whose output must show the setting took effect;
             expect (exact, stripped) or expect_regex (full match) says what it must show.
         shell: run the commands through ``/bin/sh -c`` (values shell-quoted).
+        load: this arm's changes to the experiment's ``[load]`` (e.g. ``{concurrency = 16}``).
+            An arm with ``load`` and neither ``server_cmd`` nor ``switch`` is a *load arm*:
+            every arm runs against the one server (``url`` or top-level ``server_cmd``) and
+            differs only in its load (a sweep over concurrency or rate).
     """
 
     name: str = Field(min_length=1)
+    load: dict[str, Any] | None = None
     server_cmd: str | None = None
     switch: str | None = None
     value: str | int | float | None = None
@@ -379,10 +535,16 @@ class ArmSpec(_Strict):
 
     @model_validator(mode="after")
     def _kind(self) -> ArmSpec:
+        if self.server_cmd is None and self.switch is None and self.load:
+            if self.readback is not None:
+                raise KeyedValueError("readback", "a load arm (load without server_cmd or switch) "
+                                                  "has nothing to read back")
+            return self
         if (self.server_cmd is None) == (self.switch is None):
             raise KeyedValueError("switch" if self.switch is not None else "server_cmd",
                                   "an arm needs exactly one of server_cmd (managed server) or "
-                                  "switch (command against a live system)")
+                                  "switch (command against a live system), or only load "
+                                  "(a load arm)")
         used: set[str] = set()
         if self.server_cmd is not None:
             used |= _check_command("server_cmd", self.server_cmd, _ARM_SERVER, self.shell)
@@ -404,8 +566,10 @@ class ArmSpec(_Strict):
 
     @property
     def kind(self) -> str:
-        """``"server"`` (managed server) or ``"switch"``."""
-        return "server" if self.server_cmd is not None else "switch"
+        """``"server"`` (managed server), ``"switch"``, or ``"load"`` (only its load differs)."""
+        if self.server_cmd is not None:
+            return "server"
+        return "switch" if self.switch is not None else "load"
 
     @property
     def value_text(self) -> str | None:
@@ -475,6 +639,33 @@ class ExperimentSpec(_Strict):
 
     @model_validator(mode="before")
     @classmethod
+    def _sweep(cls, data: Any) -> Any:
+        """``[sweep]`` with one list (``concurrency = [1, 4, 16]`` or ``rate_rps = [1, 2, 4]``):
+        one load arm per level (:func:`sweep_arms`), in place of ``[[arms]]``."""
+        if not isinstance(data, dict) or "sweep" not in data:
+            return data
+        sweep = data["sweep"]
+        if "arms" in data:
+            raise KeyedValueError("sweep", "give either [sweep] or [[arms]], not both")
+        if not isinstance(sweep, dict) or len(sweep) != 1:
+            raise KeyedValueError("sweep", "[sweep] takes one key, concurrency or rate_rps, with a "
+                                           "list of levels (e.g. concurrency = [1, 4, 16])")
+        (key, levels), = sweep.items()
+        if key not in SWEEP_AXES:
+            raise KeyedValueError(f"sweep.{key}", f"cannot sweep {key!r}; sweep "
+                                                  f"{' or '.join(SWEEP_AXES)}")
+        if not isinstance(levels, list):
+            raise KeyedValueError(f"sweep.{key}", "expected a list of levels, e.g. [1, 4, 16]")
+        rest = {k: v for k, v in data.items() if k != "sweep"}
+        load = rest.get("load")
+        if key == "rate_rps" and levels and (load is None or isinstance(load, dict)) \
+                and "rate_rps" not in (load or {}):
+            # [load] is an open loop too (its arrival and burstiness need a rate): the first level's.
+            rest["load"] = {**(load or {}), "rate_rps": levels[0]}
+        return {**rest, "arms": sweep_arms(key, levels)}
+
+    @model_validator(mode="before")
+    @classmethod
     def _draw_seed(cls, data: Any) -> Any:
         """random-blocks without a seed: draw one (stored with the spec, shown in the plan).
 
@@ -498,12 +689,12 @@ class ExperimentSpec(_Strict):
                 raise KeyedValueError(f"arms.{i}.name", f"arm name {n!r} is used twice")
         kinds = {a.kind for a in self.arms}
         if len(kinds) > 1:
-            raise KeyedValueError("arms", "all arms must be managed servers (server_cmd) or all "
-                                          "switch arms (switch), not a mix")
-        if kinds == {"switch"}:
+            raise KeyedValueError("arms", "all arms must be managed servers (server_cmd), all "
+                                          "switch arms (switch) or all load arms, not a mix")
+        if kinds & {"switch", "load"}:
             if (self.url is None) == (self.server_cmd is None):
-                raise KeyedValueError("url", "switch arms need exactly one of url (a live server) "
-                                             "or server_cmd (a server started once)")
+                raise KeyedValueError("url", f"{kinds.pop()} arms need exactly one of url (a live "
+                                             "server) or server_cmd (a server started once)")
         elif self.url is not None or self.server_cmd is not None:
             raise KeyedValueError("url" if self.url is not None else "server_cmd",
                                   "managed-server arms bring their own server_cmd; remove the "
@@ -515,6 +706,15 @@ class ExperimentSpec(_Strict):
                                                    "interleaved order (not blocked)")
         if self.until_decided and self.runs_per_arm < 3:
             raise KeyedValueError("runs_per_arm", "until_decided needs runs_per_arm ≥ 3 (the cap)")
+        for i, a in enumerate(self.arms):  # each arm's load must be a valid load
+            if a.load:
+                try:
+                    self.load.with_overrides(a.load)
+                except KeyedValueError as e:
+                    raise KeyedValueError(f"arms.{i}.load.{e.key}", str(e)) from None
+        if self.rest_s > 0 and self.load.cooldown_s > 0:
+            raise KeyedValueError("rest_s", "give either rest_s or [load] cooldown_s, not both "
+                                            "(both are the rest before each run)")
         if self.order != "random-blocks" and self.seed is not None:
             raise KeyedValueError("seed", f"seed is used only by order = random-blocks, "
                                           f"not {self.order}")
@@ -528,6 +728,21 @@ class ExperimentSpec(_Strict):
     def run_order(self) -> list[tuple[int, str]]:
         """The measured runs as ``(position, arm name)`` (see :func:`tokcaliper.experiment.order.run_order`)."""
         return run_order([a.name for a in self.arms], self.runs_per_arm, self.order, self.seed)
+
+    def arm_load(self, name: str) -> LoadSpec:
+        """The load of arm ``name``: ``[load]`` with the arm's own ``load`` changes."""
+        arm = self.arm(name)
+        return self.load.with_overrides(arm.load) if arm.load else self.load
+
+    @property
+    def rest_before_run_s(self) -> float:
+        """Seconds of rest before each run: ``rest_s``, else ``[load] cooldown_s``."""
+        return self.rest_s or self.load.cooldown_s
+
+    @property
+    def max_streams(self) -> int:
+        """The most concurrent streams any arm opens (for the descriptor check)."""
+        return max(self.arm_load(a.name).streams for a in self.arms)
 
     def arm(self, name: str) -> ArmSpec:
         """The arm called ``name``. Raises InputError when there is none."""

@@ -32,7 +32,10 @@ def render_experiment(console: Console, an: ExperimentAnalysis) -> None:
         + (f", effect of interest {percent(spec.effect)}" if spec.effect else "")))
     console.print(escape(f"  order: {order}"))
     for arm in spec.arms:
-        what = arm.server_cmd if arm.kind == "server" else arm.switch
+        what = {"server": arm.server_cmd, "switch": arm.switch}.get(arm.kind) or ""
+        if arm.load:  # the arm's own load (a sweep level)
+            what = (what + "; " if what else "") + "load " + ", ".join(
+                f"{k} = {v}" for k, v in arm.load.items())
         rb = f"; read-back {arm.readback!r} must show {arm.expect or '/' + str(arm.expect_regex) + '/'}" \
             if arm.readback else ""
         console.print(escape(f"  arm {arm.name} ({arm.kind}): {what}{rb}"), soft_wrap=True)
