@@ -56,6 +56,15 @@ def bench(
     length_seed: Annotated[int, typer.Option(
         help="Seed of the --input-tokens/--output-tokens draws (stored; request i gets the same "
              "lengths in every run).")] = 0,
+    shared_prefix: Annotated[Optional[str], typer.Option(
+        help="groups=G,tokens=P: G system prompts of P tokens each (by the server's tokenizer), "
+             "request (or session) n starting with prefix n mod G; the run reports the server's "
+             "prefix-cache hit rate (docs/workloads.md).")] = None,
+    turns: Annotated[int, typer.Option(
+        help="Requests per multi-turn session: turn k sends turns 1…k−1's prompts and the answers "
+             "received; --concurrency sessions at once (closed loop; --requests counts requests).")] = 1,
+    think_time: Annotated[float, typer.Option(
+        help="Seconds a session waits after an answer before its next turn (needs --turns ≥ 2).")] = 0.0,
     unique_prompts: Annotated[bool, typer.Option(
         help="Tag each request's prompt uniquely so no repetition is served from a prompt cache "
              "that an earlier one filled.")] = True,
@@ -117,6 +126,7 @@ def bench(
     from tokcaliper.report.slo_view import render_slo, render_steady
     from tokcaliper.report.run_view import (
         render_client, render_lengths, render_stream_warnings, render_telemetry, runs_table)
+    from tokcaliper.report.prefix_cache_view import render_prefix_cache
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.servers.url import server_url
     from tokcaliper.servers.target import target_server
@@ -139,7 +149,9 @@ def bench(
         token_timeout_s=token_timeout, max_error_rate=max_error_rate, health_timeout_s=health_timeout,
         telemetry_interval_s=telemetry_interval, idle_seconds=idle_seconds,
         slo=slo, steady_state=steady_state,
-        input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed)
+        input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed,
+        shared_prefix=shared_prefix, turns=turns, think_time_s=think_time)
+    _check(turns == 1 or not rate, "--turns needs the closed loop (sessions are sequential), not --rate")
     _check(math.isfinite(cooldown) and 0 <= cooldown <= MAX_TIMEOUT_S,
            f"--cooldown must be a number of seconds in [0, {MAX_TIMEOUT_S:g}], got {cooldown:g}")
     _check(effect is None or (math.isfinite(effect) and 0 < effect < 1),
@@ -202,6 +214,7 @@ def bench(
             rate_rps=rate, arrival=arrival, burstiness=burstiness,  # type: ignore[arg-type]
             slo_s=load_spec.slo_s, steady_state=load_spec.steady_state,
             input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed,
+            shared_prefix=shared_prefix, turns=turns, think_time_s=think_time,
         )
         host = collect_host_info()
         idle_power: dict[str, float] | None = None  # None: not measured
@@ -267,6 +280,10 @@ def bench(
 
         asked = {o for o, v in (("--slo", slo), ("--steady-state", steady_state)) if v is not None}
         names = [m.name for m in headline_metrics()] + [n for n, m in METRICS.items() if m.needs in asked]
+    if shared_prefix is not None or turns > 1:  # the hit rate is what these workloads are about
+        from tokcaliper.model.metrics import headline_metrics
+
+        names = [*(names or [m.name for m in headline_metrics()]), "prefix_cache_hit_pct"]
     reports = [noise_floor(scalar_series([r.metrics for r in rr if r.valid], names=names), effect=effect)
                if any(r.valid for r in rr) else None for _, _, rr in sweep]
     report = reports[0]
@@ -311,6 +328,9 @@ def bench(
             + (f", input tokens {esc(cfg.input_tokens)}" if cfg.input_tokens else "")
             + (f", output tokens {esc(cfg.output_tokens)} (seed {cfg.length_seed})" if cfg.output_tokens
                else f", max_tokens {cfg.max_tokens}")
+            + (f", shared prefix {esc(cfg.shared_prefix)}" if cfg.shared_prefix else "")
+            + (f", sessions of {cfg.turns} turns (think {num(cfg.think_time_s, trim=True)} s)"
+               if cfg.turns > 1 else "")
             + ", temperature "
             f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
             f"cool-down {cooldown:g} s; stored in {esc(db)} (session {runs[0].session})"
@@ -331,6 +351,7 @@ def bench(
             render_slo(console, rr)
             render_steady(console, rr)
             render_lengths(console, rr)
+            render_prefix_cache(console, rr)
             render_telemetry(console, rr, wide=wide)
             for x in rr:
                 if not x.valid:

@@ -122,6 +122,10 @@ class LoadSpec(_Strict):
         input_tokens, output_tokens: synthetic length distributions (``fixed:N``, ``normal:MEAN,SD``,
             ``lognormal:MEDIAN,SIGMA``, ``uniform:LO,HI``, ``empirical:FILE``;
             :mod:`tokcaliper.load.lengths`); input lengths need ``requests``. length_seed: their seed.
+        shared_prefix: ``groups=G,tokens=P``, G system prompts of P tokens shared by the
+            requests of each group; turns: requests per multi-turn session (history carried);
+            think_time_s: pause between a session's answer and its next turn, s
+            (:mod:`tokcaliper.load.sessions`). Neither goes with input_tokens.
     """
 
     model: str | None = None
@@ -162,6 +166,18 @@ class LoadSpec(_Strict):
     input_tokens: str | None = None
     output_tokens: str | None = None
     length_seed: int = Field(0, ge=0, le=2**63 - 1)
+    shared_prefix: str | None = None
+    turns: int = Field(1, ge=1, le=1000)
+    think_time_s: float = Field(0.0, ge=0, le=3600.0)
+
+    @field_validator("shared_prefix")
+    @classmethod
+    def _shared_prefix(cls, v: str | None) -> str | None:
+        if v is not None:
+            from tokcaliper.load.sessions import parse_shared_prefix
+
+            parse_shared_prefix(v)  # ValueError names the bad item
+        return v
 
     @field_validator("input_tokens", "output_tokens")
     @classmethod
@@ -188,6 +204,13 @@ class LoadSpec(_Strict):
         if self.input_tokens is not None and self.duration_s is not None:
             raise KeyedValueError("input_tokens", "input_tokens needs requests, not duration_s "
                                   "(prompts are sized by the server's tokenizer before the clock)")
+        if self.input_tokens is not None and (self.turns > 1 or self.shared_prefix is not None):
+            raise KeyedValueError("turns" if self.turns > 1 else "shared_prefix",
+                                  "give either input_tokens or turns/shared_prefix, not both (a session's "
+                                  "prompts hold its history and prefix, whose lengths input_tokens does not set)")
+        if self.think_time_s > 0 and self.turns == 1:
+            raise KeyedValueError("think_time_s", "think_time_s needs turns ≥ 2 (the pause "
+                                  "between one answer of a session and its next request)")
         return self
 
     @classmethod
@@ -210,6 +233,9 @@ class LoadSpec(_Strict):
                 raise InputError(str(ctx_err).replace("input_tokens", "--input-tokens")
                                  .replace("duration_s", "--duration").replace("requests", "--requests")
                                  .replace("prompts", "--prompts", 1)) from None
+            if isinstance(ctx_err, KeyedValueError) and ctx_err.key in ("turns", "shared_prefix", "think_time_s"):
+                raise InputError(re.sub(r"\b(input_tokens|turns|shared_prefix|think_time_s)\b",
+                                        lambda m: CLI_FLAGS[m.group(1)], str(ctx_err))) from None
             if isinstance(ctx_err, KeyedValueError):
                 raise InputError("give either --requests or --duration, not both") from None
             field = str(first.loc[0]) if first.loc else ""
@@ -228,7 +254,8 @@ class LoadSpec(_Strict):
             prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s,
             first_token_timeout_s=self.first_token_timeout_s, token_timeout_s=self.token_timeout_s,
             slo_s=self.slo_s, steady_state=self.steady_state,
-            input_tokens=self.input_tokens, output_tokens=self.output_tokens, length_seed=self.length_seed)
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens, length_seed=self.length_seed,
+            shared_prefix=self.shared_prefix, turns=self.turns, think_time_s=self.think_time_s)
 
 
 #: LoadSpec field → the ``tokcaliper bench`` option that sets it.
@@ -243,6 +270,7 @@ CLI_FLAGS = {
     "idle_seconds": "--idle-seconds", "slo": "--slo", "steady_state": "--steady-state",
     "idle_seconds": "--idle-seconds", "input_tokens": "--input-tokens",
     "output_tokens": "--output-tokens", "length_seed": "--length-seed",
+    "shared_prefix": "--shared-prefix", "turns": "--turns", "think_time_s": "--think-time",
 }
 
 

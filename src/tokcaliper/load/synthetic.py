@@ -32,6 +32,7 @@ and the run's lengths are marked approximate (``method = "calibrated"``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +44,7 @@ from tokcaliper.load.lengths import LengthDist, length_of, parse_length_spec
 from tokcaliper.load.prompts import Messages
 from tokcaliper.model.run import LoadConfig
 
-__all__ = ["SyntheticWorkload", "WORDS"]
+__all__ = ["SyntheticWorkload", "WORDS", "fit_text"]
 
 #: The filler vocabulary: common English words, one token each with a leading
 #: space in most BPE vocabularies (so the length converges in one or two counts).
@@ -133,13 +134,48 @@ class _Server:
         return n
 
 
-def _words(seed: int, index: int, n: int) -> list[str]:
-    rng = np.random.default_rng([seed, index + 1, 7])  # index −1: the probe
+def _words(seed: int, index: int, n: int, stream: int = 7) -> list[str]:
+    rng = np.random.default_rng([seed, index + 1, stream])  # index −1: the probe
     return [WORDS[i] for i in rng.integers(0, len(WORDS), size=max(n, 0))]
 
 
 def _text(tag: str, words: list[str]) -> str:
     return tag + " ".join(words) if words else (tag.rstrip() or WORDS[0])
+
+
+def fit_text(count: Callable[[str], int | None], body: int, tag: str, seed: int, index: int,
+             stream: int = 7) -> str:
+    """``tag`` then seeded filler words, as many as make ``count(text) == body`` tokens (closest reached).
+
+    Args:
+        count: the server's tokenizer (text → tokens without special tokens; None: it failed).
+        body: tokens wanted for the whole text, the tag's included.
+        tag: text put first (counted in ``body``); '' for none.
+        seed / index / stream: the words' seed (request ``index``; ``stream`` keeps
+            other uses of one seed, e.g. shared prefixes, apart from the prompts).
+
+    The word count is adjusted at most :data:`MAX_ROUNDS` times (one
+    tokenizer call each).
+    """
+    pool = _words(seed, index, max(body, 1) + 16, stream)
+    tag_n = count(tag) if tag else 0
+    n = max(body - (tag_n or 0), 0)
+    best: tuple[int, str] | None = None
+    seen: set[int] = set()
+    for _ in range(MAX_ROUNDS):
+        if n > len(pool):
+            pool = _words(seed, index, 2 * n, stream)
+        text = _text(tag, pool[:n])
+        got = count(text)
+        if got is None:
+            break
+        if best is None or abs(got - body) < abs(best[0] - body):
+            best = (got, text)
+        if got == body or n in seen:
+            break
+        seen.add(n)
+        n = max(n + (body - got), 0)
+    return best[1] if best is not None else _text(tag, pool[:n])
 
 
 @dataclass
@@ -225,26 +261,7 @@ class SyntheticWorkload:
             n = max(round((target - (self.template_tokens or 0)) / self._per_word), 0)
             return [{"role": "user", "content": _text(tag, _words(self.cfg.length_seed, index, n))}]
         body = target - int(self.template_tokens or 0)
-        pool = _words(self.cfg.length_seed, index, max(body, 1) + 16)
-        tag_n = srv.count(tag) if tag else 0
-        n = max(body - (tag_n or 0), 0)
-        best: tuple[int, str] | None = None
-        seen: set[int] = set()
-        for _ in range(MAX_ROUNDS):
-            if n > len(pool):
-                pool = _words(self.cfg.length_seed, index, 2 * n)
-            text = _text(tag, pool[:n])
-            got = srv.count(text)
-            if got is None:
-                break
-            if best is None or abs(got - body) < abs(best[0] - body):
-                best = (got, text)
-            if got == body or n in seen:
-                break
-            seen.add(n)
-            n = max(n + (body - got), 0)
-        text = best[1] if best is not None else _text(tag, pool[:n])
-        return [{"role": "user", "content": text}]
+        return [{"role": "user", "content": fit_text(srv.count, body, tag, self.cfg.length_seed, index)}]
 
     def plan(self, index: int, tag: str, messages: Messages) -> Planned:
         """Request ``index``'s messages and lengths; ``tag`` is its unique-prompt tag ('' for none).
