@@ -197,3 +197,19 @@ def test_store_keeps_session_turn_group_and_cached_tokens(tmp_path):
     r = back.requests[0]
     assert (r.cached_tokens, r.session, r.turn, r.prefix_group) == (7, 3, 2, 1)
     assert back.metrics.prefix_cache.hit_share == pytest.approx(7 / 9) and back.config.turns == 2
+
+
+def test_prefixes_without_tokenize_are_tagged_filler_words():
+    """A server without /tokenize (the fake one): P filler words after the run's tag, one text per
+    group, the same text for the same group and seed, and the method says it is approximate."""
+    with FakeServer(FakeTiming(ttft_s=0.001, itl_s=0.001, tokens=2)) as srv:
+        cfg = LoadConfig(base_url=srv.base_url, shared_prefix="groups=3,tokens=5", prompt_salt="R")
+        p = sessions.SharedPrefixes(cfg)
+        p.prepare()
+        again = sessions.SharedPrefixes(cfg)
+        again.prepare()
+    assert p.method == "words" and len(p.texts) == 3 and p.texts == again.texts
+    assert [t.split("] ")[0] for t in p.texts] == ["[R.p0", "[R.p1", "[R.p2"]
+    assert all(len(t.split("] ", 1)[1].split()) == 5 for t in p.texts)
+    assert len(set(t.split("] ", 1)[1] for t in p.texts)) == 3  # each group its own words
+    assert p.apply(4, [{"role": "user", "content": "q"}])[0] == 1

@@ -131,22 +131,12 @@ class SharedPrefixes:
         Raises:
             ServerError: the server is unreachable.
         """
-        from tokcaliper.load.synthetic import _Server, _text, _words, fit_text
+        from tokcaliper.load.synthetic import sized_texts
 
         cfg, spec = self.cfg, self.spec
         tags = [f"[{cfg.prompt_salt}.p{g}] " if cfg.prompt_salt is not None else "" for g in range(spec.groups)]
-        srv = _Server(cfg)
-        try:
-            if srv.find_tokenizer():
-                self.method = "tokenize"
-                self.texts = [fit_text(srv.count, spec.tokens, tags[g], cfg.length_seed, g, PREFIX_STREAM)
-                              for g in range(spec.groups)]
-                return
-        finally:
-            srv.close()
-        self.method = "words"
-        self.texts = [_text(tags[g], _words(cfg.length_seed, g, spec.tokens, PREFIX_STREAM))
-                      for g in range(spec.groups)]
+        self.texts, self.method = sized_texts(cfg, [(t, spec.tokens) for t in tags], cfg.length_seed,
+                                              PREFIX_STREAM)
 
     def group(self, n: int) -> int:
         """The group of request (or session) ``n``: ``n mod G``."""

@@ -44,7 +44,7 @@ from tokcaliper.load.lengths import LengthDist, length_of, parse_length_spec
 from tokcaliper.load.prompts import Messages
 from tokcaliper.model.run import LoadConfig
 
-__all__ = ["SyntheticWorkload", "WORDS", "fit_text"]
+__all__ = ["SyntheticWorkload", "WORDS", "fit_text", "sized_texts"]
 
 #: The filler vocabulary: common English words, one token each with a leading
 #: space in most BPE vocabularies (so the length converges in one or two counts).
@@ -176,6 +176,31 @@ def fit_text(count: Callable[[str], int | None], body: int, tag: str, seed: int,
         seen.add(n)
         n = max(n + (body - got), 0)
     return best[1] if best is not None else _text(tag, pool[:n])
+
+
+def sized_texts(cfg: LoadConfig, wanted: list[tuple[str, int]], seed: int, stream: int) -> tuple[list[str], str]:
+    """Texts of exactly the wanted token counts by the server's tokenizer (HTTP: call before the clock).
+
+    Args:
+        cfg: the run's load (server, model, timeouts).
+        wanted: per text, its tag (put first, counted) and its tokens.
+        seed / stream: the filler words' seed; text k uses index k (:func:`fit_text`).
+
+    Returns:
+        ``(texts, method)``: ``"tokenize"`` (counted by ``/tokenize``), or
+        ``"words"`` when the server has no tokenizer (then the tag and N
+        filler words: approximate).
+
+    Raises:
+        ServerError: the server is unreachable.
+    """
+    srv = _Server(cfg)
+    try:
+        if srv.find_tokenizer():
+            return [fit_text(srv.count, n, tag, seed, k, stream) for k, (tag, n) in enumerate(wanted)], "tokenize"
+    finally:
+        srv.close()
+    return [_text(tag, _words(seed, k, n, stream)) for k, (tag, n) in enumerate(wanted)], "words"
 
 
 @dataclass
