@@ -13,8 +13,11 @@ from tokcaliper.report.text import esc
 
 __all__ = ["prefix_cache_line", "render_prefix_cache"]
 
-_SOURCES = {"responses": "per-response cached tokens", "counters": "server counters over each run",
+_SOURCES = {"responses": "per-response counts", "counters": "server counters over each run",
             "gauge": "server gauge"}
+
+#: Turns shown one per line (the rest are in --json).
+MAX_TURN_LINES = 12
 
 
 def _spread(values: list[float]) -> str:
@@ -23,7 +26,7 @@ def _spread(values: list[float]) -> str:
 
 
 def prefix_cache_line(runs: Sequence[Run]) -> str | None:
-    """``prefix cache over R run(s): hit 85.3 ± 1.2 % (n=R, CV …) of prompt tokens …``, or None.
+    """``prefix-cache hit: 85.3 ± 1.2 % (n=R, CV …) of prompt tokens, from …``, or None.
 
     The hit rate is each valid run's (``prefix_cache_hit_pct``), its mean ±
     sd over the runs; per turn likewise when the runs are sessions.
@@ -33,11 +36,12 @@ def prefix_cache_line(runs: Sequence[Run]) -> str | None:
     if not hits:
         return None
     sources = sorted({_SOURCES.get(r.source, r.source) for r in reps})
-    line = f"  prefix cache over {len(hits)} run(s): hit {_spread(hits)} of prompt tokens ({'; '.join(sources)})"
+    line = f"  prefix-cache hit: {_spread(hits)} of prompt tokens, from {'; '.join(sources)}"
     turns = sorted({t for r in reps for t in r.by_turn}, key=int)
-    if turns:
-        parts = [f"turn {t} {_spread([100 * r.by_turn[t] for r in reps if t in r.by_turn])}" for t in turns]
-        line += "\n    by turn: " + "; ".join(parts)
+    for t in turns[:MAX_TURN_LINES]:
+        line += f"\n    turn {t}: {_spread([100 * r.by_turn[t] for r in reps if t in r.by_turn])}"
+    if len(turns) > MAX_TURN_LINES:
+        line += f"\n    … {len(turns) - MAX_TURN_LINES} more turns in --json (metrics.prefix_cache.by_turn)"
     sized = sorted({r.prefix_sized_by for r in reps if r.prefix_sized_by})
     if sized:
         line += f"\n    shared prefixes sized by {'/'.join(sized)}" + (
