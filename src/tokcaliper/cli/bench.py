@@ -57,14 +57,12 @@ def bench(
         help="Seed of the --input-tokens/--output-tokens draws (stored; request i gets the same "
              "lengths in every run).")] = 0,
     shared_prefix: Annotated[Optional[str], typer.Option(
-        help="groups=G,tokens=P: G system prompts of P tokens each (by the server's tokenizer), "
-             "request (or session) n starting with prefix n mod G; the run reports the server's "
-             "prefix-cache hit rate (docs/workloads.md).")] = None,
+        help="groups=G,tokens=P: request n starts with system prompt n mod G of P tokens "
+             "(docs/workloads.md).")] = None,
     turns: Annotated[int, typer.Option(
-        help="Requests per multi-turn session: turn k sends turns 1…k−1's prompts and the answers "
-             "received; --concurrency sessions at once (closed loop; --requests counts requests).")] = 1,
+        help="Requests per chat session, each carrying the earlier prompts and answers.")] = 1,
     think_time: Annotated[float, typer.Option(
-        help="Seconds a session waits after an answer before its next turn (needs --turns ≥ 2).")] = 0.0,
+        help="Seconds from an answer to its session's next turn.")] = 0.0,
     unique_prompts: Annotated[bool, typer.Option(
         help="Tag each request's prompt uniquely so no repetition is served from a prompt cache "
              "that an earlier one filled.")] = True,

@@ -331,6 +331,7 @@ _TABLES = {1: {"runs", "run_scalars", "requests"},
 _TABLES[3] = _TABLES[2]  # v3 adds a column (runs.restart), no table
 _TABLES[4] = _TABLES[2]  # v4 adds columns to experiments, no table
 _TABLES[5] = _TABLES[2]  # v5 adds two columns to requests, no table
+_TABLES[6] = _TABLES[2]  # v6 adds four columns to requests, no table
 
 
 def _dumps(obj: object) -> str:
