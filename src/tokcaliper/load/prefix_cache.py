@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from tokcaliper.model.run import PrefixCacheReport, RequestRecord
-from tokcaliper.servers.counters import split_key
 
 __all__ = ["GAUGE_NOTE", "SGLANG_HIT_GAUGE", "VLLM_HITS", "VLLM_QUERIES", "prefix_cache_report"]
 
@@ -37,8 +36,13 @@ SGLANG_HIT_GAUGE = "sglang:cache_hit_rate"
 GAUGE_NOTE = "SGLang's running cache-hit gauge after the run, not scoped to it (earlier traffic included)"
 
 
+def _name(key: str) -> str:
+    """The metric name of a sample key ``name{labels}`` (:func:`tokcaliper.servers.counters.sample_key`)."""
+    return key.partition("{")[0]
+
+
 def _total(values: Mapping[str, float], name: str) -> float | None:
-    found = [v for k, v in values.items() if split_key(k)[0] == name]
+    found = [v for k, v in values.items() if _name(k) == name]
     return sum(found) if found else None
 
 
@@ -75,7 +79,7 @@ def prefix_cache_report(records: Sequence[RequestRecord], counters_delta: Mappin
     if hits is not None and queries is not None:
         return PrefixCacheReport(source="counters", hit_share=hits / queries if queries > 0 else None,
                                  cached_tokens=hits, prompt_tokens=queries, prefix_sized_by=prefix_sized_by)
-    rate = [v for k, v in (gauges or {}).items() if split_key(k)[0] == SGLANG_HIT_GAUGE]
+    rate = [v for k, v in (gauges or {}).items() if _name(k) == SGLANG_HIT_GAUGE]
     if rate:
         return PrefixCacheReport(source="gauge", hit_share=sum(rate) / len(rate), note=GAUGE_NOTE,
                                  prefix_sized_by=prefix_sized_by)
