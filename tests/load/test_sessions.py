@@ -213,3 +213,10 @@ def test_prefixes_without_tokenize_are_tagged_filler_words():
     assert all(len(t.split("] ", 1)[1].split()) == 5 for t in p.texts)
     assert len(set(t.split("] ", 1)[1] for t in p.texts)) == 3  # each group its own words
     assert p.apply(4, [{"role": "user", "content": "q"}])[0] == 1
+
+
+def test_loadspec_bounds_are_the_session_module_bounds():
+    fields = LoadSpec.model_fields
+    le = {name: next(m.le for m in fields[name].metadata if getattr(m, "le", None) is not None)
+          for name in ("turns", "think_time_s")}
+    assert le == {"turns": sessions.MAX_TURNS, "think_time_s": sessions.MAX_THINK_TIME_S}

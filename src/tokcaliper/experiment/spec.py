@@ -167,8 +167,8 @@ class LoadSpec(_Strict):
     output_tokens: str | None = None
     length_seed: int = Field(0, ge=0, le=2**63 - 1)
     shared_prefix: str | None = None
-    turns: int = Field(1, ge=1, le=1000)
-    think_time_s: float = Field(0.0, ge=0, le=3600.0)
+    turns: int = Field(1, ge=1, le=1000)  # = load.sessions.MAX_TURNS (not imported: start-up time)
+    think_time_s: float = Field(0.0, ge=0, le=3600.0)  # = load.sessions.MAX_THINK_TIME_S
 
     @field_validator("shared_prefix")
     @classmethod
