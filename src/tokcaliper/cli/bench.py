@@ -76,6 +76,13 @@ def bench(
     trace_block_tokens: Annotated[Optional[int], typer.Option(
         help="Tokens per trace hash block (default: the trace's 512, scaled down to fit the "
              "server's context; lengths scale with it).")] = None,
+    shared_prefix: Annotated[Optional[str], typer.Option(
+        help="groups=G,tokens=P: request n starts with system prompt n mod G of P tokens "
+             "(docs/workloads.md).")] = None,
+    turns: Annotated[int, typer.Option(
+        help="Requests per chat session, each carrying the earlier prompts and answers.")] = 1,
+    think_time: Annotated[float, typer.Option(
+        help="Seconds from an answer to its session's next turn.")] = 0.0,
     unique_prompts: Annotated[bool, typer.Option(
         help="Tag each request's prompt uniquely so no repetition is served from a prompt cache "
              "that an earlier one filled.")] = True,
@@ -178,9 +185,11 @@ def bench(
         dataset=None if dataset is None else str(dataset), dataset_seed=dataset_seed,
         min_input_tokens=min_input_tokens, max_input_tokens=max_input_tokens,
         trace=None if trace is None else str(trace), trace_speedup=trace_speedup,
-        trace_block_tokens=trace_block_tokens)
+        trace_block_tokens=trace_block_tokens,
+        shared_prefix=shared_prefix, turns=turns, think_time_s=think_time)
     _check(trace is None or not levels_r, "give either --trace or --rate (a trace has its own times)")
     _check(trace is None or not is_sweep, "a trace replay has its own times: it cannot be swept")
+    _check(turns == 1 or not levels_r, "--turns needs the closed loop (sessions are sequential), not --rate")
     _check(on_server_death == "stop" or url is None,
            "--on-server-death restart needs a server tokcaliper starts (not --url)")
     for name in metric or []:
@@ -318,6 +327,9 @@ def bench(
             + (f", dataset {esc(cfg.dataset)} (seed {cfg.dataset_seed})" if cfg.dataset else "")
             + (f", output tokens {esc(cfg.output_tokens)} (seed {cfg.length_seed})" if cfg.output_tokens
                else ", output lengths from the trace" if cfg.trace else f", max_tokens {cfg.max_tokens}")
+            + (f", shared prefix {esc(cfg.shared_prefix)}" if cfg.shared_prefix else "")
+            + (f", sessions of {cfg.turns} turns (think {num(cfg.think_time_s, trim=True)} s)"
+               if cfg.turns > 1 else "")
             + ", temperature "
             f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
             f"cool-down {cooldown:g} s; stored in {esc(db)} (session {runs[0].session})"
@@ -351,6 +363,10 @@ def floor_of(runs, metric, slo, steady_state, effect):  # type: ignore[no-untype
     if names is None and (slo is not None or steady_state is not None):  # the figures asked for, too
         asked = {o for o, v in (("--slo", slo), ("--steady-state", steady_state)) if v is not None}
         names = [m.name for m in headline_metrics()] + [n for n, m in METRICS.items() if m.needs in asked]
+    cfg = runs[0].config if runs else None
+    if cfg is not None and (cfg.shared_prefix is not None or cfg.turns > 1):
+        # the hit rate is what shared-prefix and session workloads are about
+        names = [*(names or [m.name for m in headline_metrics()]), "prefix_cache_hit_pct"]
     valid = [r.metrics for r in runs if r.valid]
     return noise_floor(scalar_series(valid, names=names), effect=effect) if valid else None
 
@@ -360,6 +376,7 @@ def render_level(console, arm: str, runs, report, wide: bool) -> None:  # type: 
     from tokcaliper.report.noise_view import render_noise_floor
     from tokcaliper.report.run_view import (
         render_client, render_lengths, render_stream_warnings, render_telemetry, runs_table)
+    from tokcaliper.report.prefix_cache_view import render_prefix_cache
     from tokcaliper.report.slo_view import render_slo, render_steady
 
     console.print(runs_table(runs, wide=wide))
@@ -372,6 +389,7 @@ def render_level(console, arm: str, runs, report, wide: bool) -> None:  # type: 
     render_slo(console, runs)
     render_steady(console, runs)
     render_lengths(console, runs)
+    render_prefix_cache(console, runs)
     render_telemetry(console, runs, wide=wide)
     for x in runs:
         if not x.valid:

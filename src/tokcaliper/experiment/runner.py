@@ -22,6 +22,8 @@ from tokcaliper.errors import Interrupted, ServerError
 from tokcaliper.load.driver import OnRequest, Phase, PhaseAborted, make_workload, prepare_requests, run_phase
 from tokcaliper.load.trace import TraceWorkload
 from tokcaliper.load.lengths import length_report
+from tokcaliper.load.prefix_cache import prefix_cache_report
+from tokcaliper.load.sessions import SharedPrefixes
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.summary import MAX_ERROR_RATE, error_rate_reason, summarize
 from tokcaliper.model.run import LoadConfig, Run
@@ -304,10 +306,14 @@ def measure_run(
         synth.prepare()
         if isinstance(synth, TraceWorkload):  # the block size the run used, stored with its config
             load = load.model_copy(update=synth.config_update())
+    prefixes = None  # shared prefixes: sized once per run (tokenize calls), before its warm-up
+    if load.shared_prefix:
+        prefixes = SharedPrefixes(load)
+        prefixes.prepare()
     try:
-        warm = run_phase(load, setup.prompts, warmup=True, synth=synth)
+        warm = run_phase(load, setup.prompts, warmup=True, synth=synth, prefixes=prefixes)
         # Sized before the counters are read and telemetry starts: no tokenize call in the window.
-        prepared = prepare_requests(load, setup.prompts, synth)
+        prepared = prepare_requests(load, setup.prompts, synth, prefixes)
     finally:
         if synth is not None:
             synth.close()
@@ -319,7 +325,8 @@ def measure_run(
     death: str | None = None
     with sampler:
         try:
-            phase = run_phase(load, setup.prompts, on_request=on_request, synth=synth, prepared=prepared)
+            phase = run_phase(load, setup.prompts, on_request=on_request, synth=synth, prepared=prepared,
+                              prefixes=prefixes)
         except PhaseAborted as e:
             phase, death = Phase(e.records), str(e)
         if setup.server is not None:
@@ -340,6 +347,8 @@ def measure_run(
     metrics = summarize(records, client=phase.client, arrivals=phase.arrivals,
                         slo_s=load.slo_s, steady_share=load.steady_state)
     metrics.lengths = length_report(records, phase.lengths_method, phase.template_tokens)
+    metrics.prefix_cache = prefix_cache_report(records, counter_delta(before, after), after.gauges,
+                                               phase.prefix_method)
     if setup.telemetry is not None:
         telemetry = sampler.summary()  # type: ignore[union-attr]
         telemetry.idle_power_w = dict(setup.idle_power_w)

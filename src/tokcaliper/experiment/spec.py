@@ -150,6 +150,10 @@ class LoadSpec(_Strict):
 
     Adding an option: one field here (bounds in ``Field``), its flag in
     :data:`CLI_FLAGS`, and its :class:`LoadConfig` field in :meth:`to_load_config`.
+        shared_prefix: ``groups=G,tokens=P``, G system prompts of P tokens shared by the
+            requests of each group; turns: requests per multi-turn session (history carried);
+            think_time_s: pause between a session's answer and its next turn, s
+            (:mod:`tokcaliper.load.sessions`). Neither goes with input_tokens.
     """
 
     model: str | None = None
@@ -268,6 +272,18 @@ class LoadSpec(_Strict):
         except ValidationError as e:
             loc, msg = _message(problems(e)[0])
             raise KeyedValueError(".".join(map(str, loc)), msg) from None
+    shared_prefix: str | None = None
+    turns: int = Field(1, ge=1, le=1000)  # = load.sessions.MAX_TURNS (not imported: start-up time)
+    think_time_s: float = Field(0.0, ge=0, le=3600.0)  # = load.sessions.MAX_THINK_TIME_S
+
+    @field_validator("shared_prefix")
+    @classmethod
+    def _shared_prefix(cls, v: str | None) -> str | None:
+        if v is not None:
+            from tokcaliper.load.sessions import parse_shared_prefix
+
+            parse_shared_prefix(v)  # ValueError names the bad item
+        return v
 
     @field_validator("input_tokens", "output_tokens")
     @classmethod
@@ -353,6 +369,13 @@ class LoadSpec(_Strict):
                 self.duration_s)
             if problem is not None:
                 raise KeyedValueError("rate_rps", problem, cli=problem)
+        if self.input_tokens is not None and (self.turns > 1 or self.shared_prefix is not None):
+            raise KeyedValueError("turns" if self.turns > 1 else "shared_prefix",
+                                  "give either input_tokens or turns/shared_prefix, not both (a session's "
+                                  "prompts hold its history and prefix, whose lengths input_tokens does not set)")
+        if self.think_time_s > 0 and self.turns == 1:
+            raise KeyedValueError("think_time_s", "think_time_s needs turns ≥ 2 (the pause "
+                                  "between one answer of a session and its next request)")
         return self
 
     @classmethod
@@ -379,6 +402,9 @@ class LoadSpec(_Strict):
                                  .replace("prompts", "--prompts", 1)) from None
             if isinstance(ctx_err, KeyedValueError) and ctx_err.cli is not None:
                 raise InputError(ctx_err.cli) from None
+            if isinstance(ctx_err, KeyedValueError) and ctx_err.key in ("turns", "shared_prefix", "think_time_s"):
+                raise InputError(re.sub(r"\b(input_tokens|turns|shared_prefix|think_time_s)\b",
+                                        lambda m: CLI_FLAGS[m.group(1)], str(ctx_err))) from None
             if isinstance(ctx_err, KeyedValueError):
                 raise InputError("give either --requests or --duration, not both") from None
             field = str(first.loc[0]) if first.loc else ""
@@ -402,7 +428,8 @@ class LoadSpec(_Strict):
             input_tokens=self.input_tokens, output_tokens=self.output_tokens, length_seed=self.length_seed,
             dataset=self.dataset, dataset_seed=self.dataset_seed, min_input_tokens=self.min_input_tokens,
             max_input_tokens=self.max_input_tokens, trace=self.trace, trace_speedup=self.trace_speedup,
-            trace_block_tokens=self.trace_block_tokens)
+            trace_block_tokens=self.trace_block_tokens,
+            shared_prefix=self.shared_prefix, turns=self.turns, think_time_s=self.think_time_s)
 
 
 #: Open-loop arrival processes (:mod:`tokcaliper.load.arrivals`).
@@ -425,6 +452,7 @@ CLI_FLAGS = {
     "dataset": "--dataset", "dataset_seed": "--dataset-seed", "min_input_tokens": "--min-input-tokens",
     "max_input_tokens": "--max-input-tokens", "trace": "--trace", "trace_speedup": "--trace-speedup",
     "trace_block_tokens": "--trace-block-tokens",
+    "shared_prefix": "--shared-prefix", "turns": "--turns", "think_time_s": "--think-time",
 }
 
 

@@ -39,6 +39,7 @@ from tokcaliper.load.http import ConnectFailed
 from tokcaliper.load.monitor import LoopMonitor
 from tokcaliper.load.pool import ConnectionPool
 from tokcaliper.load.prompts import Messages
+from tokcaliper.load.sessions import SharedPrefixes, session_loop
 from tokcaliper.load.sse import RawStream
 from tokcaliper.load.summary import percentiles
 from tokcaliper.load.datasets import DatasetWorkload
@@ -76,12 +77,15 @@ class Phase(list[RequestRecord]):
         arrivals: open-loop arrival statistics (None in a closed loop).
         lengths_method / template_tokens: how synthetic prompts were sized
             (:class:`~tokcaliper.load.synthetic.SyntheticWorkload`), None without them.
+        prefix_method: how shared prefixes were sized
+            (:class:`~tokcaliper.load.sessions.SharedPrefixes`), None without them.
     """
 
     client: ClientHealth | None = None
     arrivals: ArrivalStats | None = None
     lengths_method: str | None = None
     template_tokens: float | None = None
+    prefix_method: str | None = None
 
 
 class PhaseAborted(ServerError):
@@ -120,14 +124,19 @@ class _Requests:
     With synthetic lengths (``cfg.input_tokens`` / ``output_tokens``) each
     request's prompt and ``max_tokens`` come from
     :class:`~tokcaliper.load.synthetic.SyntheticWorkload`, sized before the
-    clock (the unique tag is part of the counted prompt).
+    clock (the unique tag is part of the counted prompt). With shared
+    prefixes each request's messages start with its group's system prompt
+    (:class:`~tokcaliper.load.sessions.SharedPrefixes`).
     """
 
     def __init__(self, cfg: LoadConfig, prompts: list[Messages], ep: Endpoint, offset: int,
-                 count: int | None, synth: Workload | None = None) -> None:
+                 count: int | None, synth: Workload | None = None,
+                 prefixes: SharedPrefixes | None = None) -> None:
         self.cfg, self.prompts, self.ep, self.offset = cfg, prompts, ep, offset
         self.synth = synth
+        self.prefixes = prefixes
         self.lengths: dict[int, tuple[int, int | None, int | None]] = {}
+        self.groups: dict[int, int] = {}
         mine = make_workload(cfg) if synth is None else None
         owned = mine is not None
         if mine is not None:
@@ -145,22 +154,31 @@ class _Requests:
         if tag:
             messages = salted(messages, tag)
         if self.synth is None:
-            return self.ep.request(chat_body(self.cfg, messages))
+            return self.ep.request(chat_body(self.cfg, self._prefixed(i, messages)))
         plan = self.synth.plan(self.offset + i, tag, messages)
         self.lengths[i] = (plan.max_tokens, plan.input_tokens, plan.output_tokens)
-        return self.ep.request(chat_body(self.cfg, plan.messages, max_tokens=plan.max_tokens,
+        return self.ep.request(chat_body(self.cfg, self._prefixed(i, plan.messages), max_tokens=plan.max_tokens,
                                          min_tokens=plan.output_tokens))
+
+    def _prefixed(self, i: int, messages: Messages) -> Messages:
+        if self.prefixes is None:
+            return messages
+        self.groups[i], messages = self.prefixes.apply(self.offset + i, messages)
+        return messages
 
     def __getitem__(self, i: int) -> bytes:
         return self._ready[i] if self._ready is not None else self._build(i)
 
     def stream(self, i: int, *, index: int, warmup: bool, scheduled: float) -> RawStream:
         """The empty :class:`RawStream` of request ``i`` (its budget and requested lengths set)."""
+        group = self.groups.get(i)
         if i not in self.lengths:
-            return RawStream(index=index, warmup=warmup, scheduled=scheduled, max_tokens=self.cfg.max_tokens)
+            return RawStream(index=index, warmup=warmup, scheduled=scheduled, max_tokens=self.cfg.max_tokens,
+                             prefix_group=group)
         budget, req_in, req_out = self.lengths[i]
         return RawStream(index=index, warmup=warmup, scheduled=scheduled, max_tokens=budget,
-                         requested_prompt_tokens=req_in, requested_output_tokens=req_out)
+                         requested_prompt_tokens=req_in, requested_output_tokens=req_out,
+                         prefix_group=group)
 
 
 class _Collector:
@@ -319,13 +337,18 @@ async def run_phase_async(
     on_request: OnRequest | None = None,
     synth: Workload | None = None,
     prepared: _Requests | None = None,
+    prefixes: SharedPrefixes | None = None,
 ) -> Phase:
     """Run one phase: ``cfg.warmup`` warm-up requests, or the measured load.
 
     ``synth``: a prepared :class:`~tokcaliper.load.synthetic.SyntheticWorkload`
     (probed once per run) to size the prompts with; ``prepared``: the measured
     phase's requests already built (:func:`prepare_requests`), so that no
-    sizing call falls inside the run's counter and telemetry window.
+    sizing call falls inside the run's counter and telemetry window;
+    ``prefixes``: the run's shared prefixes, built once per run (built here,
+    before the clock, when ``cfg.shared_prefix`` is set and none is given).
+    With ``cfg.turns`` > 1 the phase is multi-turn sessions
+    (:func:`tokcaliper.load.sessions.session_loop`).
 
     Warm-up requests use prompt indices ``0 … warmup−1`` and measured ones
     continue from there, so no measured request reuses a warm-up prompt.
@@ -361,10 +384,17 @@ async def run_phase_async(
                                   count=count, duration_s=None if count else duration,
                                   seed=_seed(cfg)).tolist()
         count = len(offsets)
+    if prefixes is None and cfg.shared_prefix:
+        prefixes = SharedPrefixes(cfg)
+        prefixes.prepare()
+    sessions = cfg.turns > 1
+    reqs: _Requests | None
     if prepared is not None and not warmup:
         reqs = prepared
+    elif sessions:
+        reqs = None  # each turn's body is built when the previous answer is in
     else:
-        reqs = _Requests(cfg, prompts, ep, offset, count, synth=synth)
+        reqs = _Requests(cfg, prompts, ep, offset, count, synth=synth, prefixes=prefixes)
     first_wave = min(cfg.concurrency, count if count is not None else cfg.concurrency)
     if open_loop:
         first_wave = min(first_wave, OPEN_LOOP_PREFILL)
@@ -375,10 +405,15 @@ async def run_phase_async(
             raise ServerGone(str(e)) from None
         monitor.start()
         out.run_start = perf_counter()
-        if open_loop:
-            await _open_loop(pool, cfg, reqs, out, offsets=offsets, index_offset=offset)
+        if sessions:
+            await session_loop(pool, cfg, prompts, ep, out, count=count, duration_s=duration,
+                               warmup=warmup, index_offset=offset,
+                               session_offset=0 if warmup else -(-cfg.warmup // cfg.turns),
+                               prefixes=prefixes)
+        elif open_loop:
+            await _open_loop(pool, cfg, reqs, out, offsets=offsets, index_offset=offset)  # type: ignore[arg-type]
         else:
-            await _closed_loop(pool, cfg, reqs, out, count=count, duration_s=duration,
+            await _closed_loop(pool, cfg, reqs, out, count=count, duration_s=duration,  # type: ignore[arg-type]
                                warmup=warmup, index_offset=offset)
         health = monitor.stop()
         await pool.settle()  # after the clock: learn keep-alive for the next phase
@@ -400,7 +435,9 @@ async def run_phase_async(
         "server_keeps_alive": {"keeps": True, "closes": False}.get(ka.mode),
         "reads_kernel_stamped": st.kernel_reads, "reads_loop_stamped": st.loop_reads,
     })
-    if reqs.synth is not None:
+    if prefixes is not None:
+        phase.prefix_method = prefixes.method
+    if reqs is not None and reqs.synth is not None:
         if synth is None and prepared is None:
             reqs.synth.close()
         phase.lengths_method, phase.template_tokens = reqs.synth.method, reqs.synth.template_tokens
@@ -416,15 +453,18 @@ async def run_phase_async(
 
 
 def prepare_requests(cfg: LoadConfig, prompts: list[Messages],
-                     synth: Workload | None) -> _Requests | None:
+                     synth: Workload | None,
+                     prefixes: SharedPrefixes | None = None) -> _Requests | None:
     """The measured phase's requests, built now (prompts sized by ``synth``), or None.
 
-    None without synthetic lengths, or when the count is not known ahead
-    (``duration_s``); then the phase builds its requests itself.
+    None without synthetic lengths, in sessions (``cfg.turns`` > 1), or when
+    the count is not known ahead (``duration_s``); then the phase builds its
+    requests itself.
     """
-    if synth is None or cfg.requests is None or cfg.duration_s is not None:
+    if synth is None or cfg.requests is None or cfg.duration_s is not None or cfg.turns > 1:
         return None
-    return _Requests(cfg, prompts, endpoint(cfg.base_url), cfg.warmup, cfg.requests, synth=synth)
+    return _Requests(cfg, prompts, endpoint(cfg.base_url), cfg.warmup, cfg.requests, synth=synth,
+                     prefixes=prefixes)
 
 
 def run_phase(
@@ -435,6 +475,7 @@ def run_phase(
     on_request: OnRequest | None = None,
     synth: Workload | None = None,
     prepared: _Requests | None = None,
+    prefixes: SharedPrefixes | None = None,
 ) -> Phase:
     """Synchronous wrapper of :func:`run_phase_async` (its own event loop)."""
     if warmup and cfg.warmup == 0:
@@ -445,7 +486,7 @@ def run_phase(
     async def main() -> Phase:
         here.loop, here.task = asyncio.get_running_loop(), asyncio.current_task()
         return await run_phase_async(cfg, prompts, warmup=warmup, on_request=on_request,
-                                     synth=synth, prepared=prepared)
+                                     synth=synth, prepared=prepared, prefixes=prefixes)
 
     main_thread = threading.current_thread() is threading.main_thread()
     try:

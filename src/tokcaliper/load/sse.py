@@ -53,6 +53,8 @@ class RawStream:
         max_tokens: the request's output budget (checked against ``usage``).
         requested_prompt_tokens / requested_output_tokens: synthetic lengths
             asked for (None: not asked for), copied to the record.
+        session / turn / prefix_group: the request's multi-turn session, turn
+            and shared-prefix group (None: not in one), copied to the record.
     """
 
     index: int
@@ -74,6 +76,9 @@ class RawStream:
     max_tokens: int | None = None
     requested_prompt_tokens: int | None = None
     requested_output_tokens: int | None = None
+    session: int | None = None
+    turn: int | None = None
+    prefix_group: int | None = None
 
     @property
     def nbytes(self) -> int:
@@ -92,6 +97,7 @@ class RawStream:
         )
         rec.requested_prompt_tokens = self.requested_prompt_tokens
         rec.requested_output_tokens = self.requested_output_tokens
+        rec.session, rec.turn, rec.prefix_group = self.session, self.turn, self.prefix_group
         return rec
 
 
@@ -162,8 +168,9 @@ def read_event(event: Any) -> tuple[bool, dict[str, int | None] | None, dict[str
 
     Returns:
         ``(has_text, usage, timings)``: whether a choice carried generated
-        text; ``{"completion_tokens", "prompt_tokens"}`` (None where absent)
-        or None; the numeric timings or None.
+        text; ``{"completion_tokens", "prompt_tokens", "cached_tokens"}``
+        (None where absent; ``cached_tokens`` from
+        ``usage.prompt_tokens_details``) or None; the numeric timings or None.
 
     Raises:
         StreamError: any field of another type or out of range.
@@ -193,6 +200,10 @@ def read_event(event: Any) -> tuple[bool, dict[str, int | None] | None, dict[str
         if not isinstance(usage, dict):
             raise StreamError("bad_usage", f"usage is not an object: {_short(usage)}")
         counts = {k: token_count(usage, k) for k in ("completion_tokens", "prompt_tokens")}
+        details = usage.get("prompt_tokens_details")
+        if details is not None and not isinstance(details, dict):
+            raise StreamError("bad_usage", f"usage.prompt_tokens_details is not an object: {_short(details)}")
+        counts["cached_tokens"] = token_count(details, "cached_tokens") if details else None
     timings = event.get("timings")
     kept: dict[str, Any] | None = None
     if timings is not None:
@@ -330,6 +341,10 @@ def parse_stream(
         elif completion is not None and max_tokens is not None and completion > max_tokens:
             fail("bad_usage", f"usage.completion_tokens {completion} exceeds max_tokens {max_tokens}")
     from_usage = completion is not None
+    cached = (usage or {}).get("cached_tokens")
+    if cached is None and timings is not None and type(timings.get("cache_n")) is int \
+            and 0 <= timings["cache_n"] <= MAX_TOKEN_COUNT:
+        cached = timings["cache_n"]  # llama.cpp: prompt tokens taken from the slot's cache
 
     def rel(t: float | None) -> float | None:
         return None if t is None else t - run_start
@@ -358,4 +373,34 @@ def parse_stream(
         error=error,
         error_class=error_class,
         server_timings=timings,
+        cached_tokens=cached,
     )
+
+
+def answer_text(chunks: Sequence[bytes]) -> str:
+    """The assistant's answer in a chat-completion stream: its ``delta.content`` texts joined.
+
+    Reasoning fields (``reasoning_content``) are left out, as a chat client
+    leaves them out of the history it sends back. Lines that are not valid
+    chunk events are skipped (:func:`parse_stream` reports them); the text up
+    to a cut is kept.
+    """
+    out: list[str] = []
+    for raw in b"".join(chunks).split(b"\n"):
+        line = raw.strip()
+        if not line.startswith(b"data:"):
+            continue
+        payload = line[5:].strip()
+        if not payload or payload == b"[DONE]":
+            continue
+        try:
+            event = json.loads(payload)
+        except (ValueError, RecursionError):
+            continue
+        choices = event.get("choices") if isinstance(event, dict) else None
+        for choice in choices if isinstance(choices, list) else ():
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            text = delta.get("content") if isinstance(delta, dict) else None
+            if isinstance(text, str):
+                out.append(text)
+    return "".join(out)

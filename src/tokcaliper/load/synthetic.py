@@ -44,7 +44,7 @@ from tokcaliper.load.lengths import LengthDist, length_of, parse_length_spec
 from tokcaliper.load.prompts import Messages
 from tokcaliper.model.run import LoadConfig
 
-__all__ = ["Planned", "SyntheticWorkload", "WORDS", "fit_text"]
+__all__ = ["Planned", "SyntheticWorkload", "WORDS", "fit_text", "sized_texts"]
 
 #: The filler vocabulary: common English words, one token each with a leading
 #: space in most BPE vocabularies (so the length converges in one or two counts).
@@ -134,8 +134,8 @@ class _Server:
         return n
 
 
-def _words(seed: int, index: int, n: int) -> list[str]:
-    rng = np.random.default_rng([seed, index + 1, 7])  # index −1: the probe
+def _words(seed: int, index: int, n: int, stream: int = 7) -> list[str]:
+    rng = np.random.default_rng([seed, index + 1, stream])  # index −1: the probe
     return [WORDS[i] for i in rng.integers(0, len(WORDS), size=max(n, 0))]
 
 
@@ -175,6 +175,41 @@ def fit_text(count: Callable[[str], int | None], pool: Callable[[int], list[str]
         seen.add(n)
         n = max(n + (target - got), 0)
     return best[1] if best is not None else render(words[:n])
+
+
+def _fit_tagged(count: Callable[[str], int | None], body: int, tag: str, seed: int, index: int,
+                stream: int = 7) -> str:
+    """``tag`` then seeded filler words (``_words(seed, index, ·, stream)``) making
+    ``count(text) == body`` tokens, the tag's included (closest reached; :func:`fit_text`)."""
+    tag_n = count(tag) if tag else 0
+    return fit_text(count, lambda m: _words(seed, index, m, stream), lambda ws: _text(tag, ws),
+                    max(body - (tag_n or 0), 0), body)
+
+
+def sized_texts(cfg: LoadConfig, wanted: list[tuple[str, int]], seed: int, stream: int) -> tuple[list[str], str]:
+    """Texts of exactly the wanted token counts by the server's tokenizer (HTTP: call before the clock).
+
+    Args:
+        cfg: the run's load (server, model, timeouts).
+        wanted: per text, its tag (put first, counted) and its tokens.
+        seed / stream: the filler words' seed; text k uses index k (:func:`fit_text`).
+
+    Returns:
+        ``(texts, method)``: ``"tokenize"`` (counted by ``/tokenize``), or
+        ``"words"`` when the server has no tokenizer (then the tag and N
+        filler words: approximate).
+
+    Raises:
+        ServerError: the server is unreachable.
+    """
+    srv = _Server(cfg)
+    try:
+        if srv.find_tokenizer():
+            return [_fit_tagged(srv.count, n, tag, seed, k, stream)
+                    for k, (tag, n) in enumerate(wanted)], "tokenize"
+    finally:
+        srv.close()
+    return [_text(tag, _words(seed, k, n, stream)) for k, (tag, n) in enumerate(wanted)], "words"
 
 
 @dataclass
@@ -260,10 +295,7 @@ class SyntheticWorkload:
             n = max(round((target - (self.template_tokens or 0)) / self._per_word), 0)
             return [{"role": "user", "content": _text(tag, _words(self.cfg.length_seed, index, n))}]
         body = target - int(self.template_tokens or 0)
-        tag_n = srv.count(tag) if tag else 0
-        text = fit_text(srv.count, lambda n: _words(self.cfg.length_seed, index, n),
-                        lambda ws: _text(tag, ws), max(body - (tag_n or 0), 0), body)
-        return [{"role": "user", "content": text}]
+        return [{"role": "user", "content": _fit_tagged(srv.count, body, tag, self.cfg.length_seed, index)}]
 
     def plan(self, index: int, tag: str, messages: Messages) -> Planned:
         """Request ``index``'s messages and lengths; ``tag`` is its unique-prompt tag ('' for none).

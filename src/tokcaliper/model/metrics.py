@@ -225,6 +225,24 @@ _STEADY: tuple[Metric, ...] = (
     *(_steady_latency(f, s, lab) for f, lab in (("ttft", "TTFT"), ("itl", "ITL")) for s in ("p50", "p99")),
 )
 
+# The server's prefix-cache hit rate (tokcaliper.load.prefix_cache): every run
+# whose server reports cached prompt tokens has one (llama.cpp always does).
+_CACHE: tuple[Metric, ...] = (
+    Metric(
+        name="prefix_cache_hit_pct", label="prefix-cache hit (%)", unit="%", better="higher",
+        computed="Σ cached prompt tokens ÷ Σ prompt tokens over the completed requests × 100 "
+                 "(usage.prompt_tokens_details.cached_tokens or llama.cpp's timings.cache_n; "
+                 "else vLLM's prefix_cache_hits ÷ prefix_cache_queries over the run; SGLang's "
+                 "gauge is not scoped to a run and gives none)",
+        description="share of prompt tokens the server took from its prefix cache "
+                    "(--shared-prefix, --turns)",
+        headline=False,
+        # SGLang's gauge is not scoped to the run: reported, never a run's metric.
+        extract=lambda m: None if m.prefix_cache is None or m.prefix_cache.source == "gauge"
+        else _scaled(m.prefix_cache.hit_share, 100.0),
+    ),
+)
+
 #: Every per-run metric, by name, in display order (rates, then latencies, then the client's own).
 METRICS: dict[str, Metric] = {
     m.name: m
@@ -234,6 +252,7 @@ METRICS: dict[str, Metric] = {
         *_CLIENT,
         *_SLO,
         *_STEADY,
+        *_CACHE,
     )
 }
 

@@ -85,6 +85,14 @@ class RequestRecord(BaseModel):
             as the server's ``usage`` counts them (chat template included);
             None when not asked for. ``prompt_tokens`` / ``output_tokens`` are
             what the server counted.
+        cached_tokens: prompt tokens the server served from its prefix cache
+            (``usage.prompt_tokens_details.cached_tokens``, else llama.cpp's
+            ``timings.cache_n``); None when the server said nothing.
+        session / turn: the multi-turn session (0-based, per phase numbering
+            that continues from warm-up into the measured phase) and the turn
+            within it (1-based) of the request (``--turns``); None otherwise.
+        prefix_group: the shared-prefix group (0-based) whose prefix the
+            request starts with (``--shared-prefix``); None otherwise.
     """
 
     index: int
@@ -112,6 +120,10 @@ class RequestRecord(BaseModel):
     retried: int = 0
     requested_prompt_tokens: int | None = None
     requested_output_tokens: int | None = None
+    cached_tokens: int | None = None
+    session: int | None = None
+    turn: int | None = None
+    prefix_group: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -175,6 +187,12 @@ class LoadConfig(BaseModel):
             speed-up (:mod:`tokcaliper.load.trace`); trace_block_tokens: tokens
             per hash block (the trace's 512 scaled to the context; set by the run
             when not given); trace_context_tokens: the server's context as read.
+        shared_prefix: ``groups=G,tokens=P`` (:mod:`tokcaliper.load.sessions`):
+            every request starts with one of G system prompts of P tokens each
+            (None: no shared prefix).
+        turns: messages per multi-turn session (1: independent requests);
+            turn k carries turns 1…k−1's prompts and the answers received.
+        think_time_s: pause between a session's answer and its next turn, s.
     """
 
     base_url: str
@@ -208,6 +226,9 @@ class LoadConfig(BaseModel):
     trace_speedup: float = 1.0
     trace_block_tokens: int | None = None
     trace_context_tokens: int | None = None
+    shared_prefix: str | None = None
+    turns: int = 1
+    think_time_s: float = 0.0
 
 
 class LengthAccuracy(BaseModel):
@@ -249,6 +270,36 @@ class LengthReport(BaseModel):
     input: LengthAccuracy | None = None
     output: LengthAccuracy | None = None
     warnings: list[str] = Field(default_factory=list)
+
+
+class PrefixCacheReport(BaseModel):
+    """How much of a run's prompt the server served from its prefix cache
+    (:mod:`tokcaliper.load.prefix_cache`).
+
+    Attributes:
+        source: ``"responses"`` (per-response ``cached_tokens`` summed over the
+            measured, completed requests), ``"counters"`` (vLLM's
+            ``prefix_cache_hits`` ÷ ``prefix_cache_queries`` over the run) or
+            ``"gauge"`` (SGLang's ``cache_hit_rate`` after the run: the
+            server's own running value, not scoped to the run).
+        hit_share: cached ÷ prompt tokens (0–1); None when no prompt token was counted.
+        cached_tokens / prompt_tokens: the two sums, tokens (None for a gauge).
+        n: requests counted (responses), else 0.
+        by_turn: with ``--turns``, hit share per turn (``"1"``, ``"2"``…; responses only).
+        prefix_sized_by: how the shared prefixes were sized: ``"tokenize"``
+            (exactly P tokens by the server's tokenizer) or ``"words"`` (no
+            tokenizer: P filler words, approximate); None without ``--shared-prefix``.
+        note: one sentence on what the figure is not (a gauge's scope).
+    """
+
+    source: str
+    hit_share: float | None = None
+    cached_tokens: float | None = None
+    prompt_tokens: float | None = None
+    n: int = 0
+    by_turn: dict[str, float] = Field(default_factory=dict)
+    prefix_sized_by: str | None = None
+    note: str | None = None
 
 
 class Percentiles(BaseModel):
@@ -432,6 +483,8 @@ class RunMetrics(BaseModel):
             ``steady_state``, or with no measured request).
         lengths: requested vs counted synthetic lengths (None without
             ``--input-tokens`` / ``--output-tokens``).
+        prefix_cache: the share of prompt tokens served from the server's
+            prefix cache (None when the server reported nothing).
     """
 
     wall_s: float
@@ -459,6 +512,7 @@ class RunMetrics(BaseModel):
     slo: SloAttainment | None = None
     steady: SteadyWindow | None = None
     lengths: LengthReport | None = None
+    prefix_cache: PrefixCacheReport | None = None
 
 
 class DeviceStartState(BaseModel):

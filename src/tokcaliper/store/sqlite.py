@@ -32,7 +32,7 @@ from tokcaliper.processes import process_alive, process_start
 from tokcaliper.validation import explain
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _SCHEMA_V1 = """
     CREATE TABLE runs (
@@ -225,10 +225,23 @@ def _migrate_v7(conn: sqlite3.Connection) -> None:
     """)
 
 
+def _migrate_v8(conn: sqlite3.Connection) -> None:
+    """v7 → v8: columns ``cached_tokens``, ``session``, ``turn`` and ``prefix_group`` of
+    ``requests``: the prompt tokens the server served from its prefix cache, and the
+    multi-turn session, turn and shared-prefix group of each request (issue 18 item 5).
+    NULL for older requests and requests outside sessions and prefix groups."""
+    _execute_script(conn, """
+        ALTER TABLE requests ADD COLUMN cached_tokens INTEGER;
+        ALTER TABLE requests ADD COLUMN session INTEGER;
+        ALTER TABLE requests ADD COLUMN turn INTEGER;
+        ALTER TABLE requests ADD COLUMN prefix_group INTEGER
+    """)
+
+
 #: Schema version → the function that upgrades the previous version to it.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4, 5: _migrate_v5,
-    6: _migrate_v6, 7: _migrate_v7}
+    6: _migrate_v6, 7: _migrate_v7, 8: _migrate_v8}
 
 
 class RunRow(BaseModel):
@@ -342,6 +355,8 @@ _TABLES[3] = _TABLES[2]  # v3 adds a column (runs.restart), no table
 _TABLES[4] = _TABLES[2]  # v4 adds columns to experiments, no table
 _TABLES[5] = _TABLES[2]  # v5 adds two columns to requests, no table
 _TABLES[6] = _TABLES[2]  # v6 adds runs.source_json, no table
+_TABLES[7] = _TABLES[2] | {"baselines"}  # v7 adds the baselines table
+_TABLES[8] = _TABLES[7]  # v8 adds four columns to requests, no table
 
 
 def _dumps(obj: object) -> str:
@@ -565,7 +580,8 @@ class Store:
                     """INSERT INTO requests (run_id, idx, warmup, start_s, ttft_s, e2e_s,
                        output_tokens, prompt_tokens, token_count_source, content_chunks, error,
                        itl_json, server_timings_json, requested_prompt_tokens,
-                       requested_output_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                       requested_output_tokens, cached_tokens, session, turn, prefix_group)
+                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                     [
                         (
                             run_id, r.index, int(r.warmup), r.start_s, r.ttft_s, r.e2e_s,
@@ -573,6 +589,7 @@ class Store:
                             r.content_chunks, r.error, _dumps(r.itl_s),
                             None if r.server_timings is None else _dumps(r.server_timings),
                             r.requested_prompt_tokens, r.requested_output_tokens,
+                            r.cached_tokens, r.session, r.turn, r.prefix_group,
                         )
                         for r in run.requests
                     ],
@@ -810,7 +827,8 @@ class Store:
         for r in self.conn.execute(
             """SELECT idx, warmup, start_s, ttft_s, e2e_s, output_tokens, prompt_tokens,
                       token_count_source, content_chunks, error, itl_json,
-                      server_timings_json, requested_prompt_tokens, requested_output_tokens
+                      server_timings_json, requested_prompt_tokens, requested_output_tokens,
+                      cached_tokens, session, turn, prefix_group
                FROM requests WHERE run_id = ? ORDER BY idx""",
             (run_id,),
         ):
@@ -820,6 +838,7 @@ class Store:
                 content_chunks=r[8], error=r[9], itl_s=json.loads(r[10]),
                 server_timings=None if r[11] is None else json.loads(r[11]),
                 requested_prompt_tokens=r[12], requested_output_tokens=r[13],
+                cached_tokens=r[14], session=r[15], turn=r[16], prefix_group=r[17],
             ))
         return requests
 
