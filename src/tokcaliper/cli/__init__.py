@@ -30,6 +30,7 @@ from tokcaliper.cli import compare as _compare  # noqa: F401,E402
 from tokcaliper.cli import experiment as _experiment  # noqa: F401,E402
 from tokcaliper.cli import analyze as _analyze  # noqa: F401,E402
 from tokcaliper.cli import spec as _spec  # noqa: F401,E402
+from tokcaliper.cli import doctor as _doctor  # noqa: F401,E402
 
 
 @app.command()
