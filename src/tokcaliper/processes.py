@@ -63,7 +63,8 @@ def listening_pid(url: str) -> int | None:
 
     Only a loopback or local host name is looked up (``127.0.0.1``, ``::1``,
     ``localhost``); the socket table comes from ``psutil.net_connections``, which
-    names the pid only for processes this user may inspect.
+    names the pid only for processes this user may inspect. A server inside this
+    very process (a test's fake server) gives None: it is the client, not a server.
 
     Raises:
         Nothing.
@@ -79,7 +80,7 @@ def listening_pid(url: str) -> int | None:
 
         for c in psutil.net_connections(kind="tcp"):
             if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
-                return int(c.pid)
+                return None if c.pid == os.getpid() else int(c.pid)
     except Exception:
         return None
     return None

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from tokcaliper.doctor.facts import GpuFacts, HostFacts, ServerFacts
 from tokcaliper.model.doctor import Finding
-from tokcaliper.model.telemetry import decode_clock_event_reasons
+from tokcaliper.model.telemetry import FOREIGN_CPU_BOUND_CORES, decode_clock_event_reasons
 from tokcaliper.numbers import num, percent
 
 __all__ = [
@@ -38,10 +38,6 @@ __all__ = [
     "usable_cores",
 ]
 
-#: Cores other processes may use before a run is said to share its host (also the
-#: per-run gate, :mod:`tokcaliper.stats.gates`): half a core is what a 2-core
-#: server loses when one busy process shares its cores a quarter of the time.
-FOREIGN_CPU_BOUND_CORES = 0.5
 #: Steal time share, percent, above which the VM's host is taking CPU back.
 STEAL_BOUND_PCT = 1.0
 #: GPU temperature margin below the slowdown threshold that warns, °C.

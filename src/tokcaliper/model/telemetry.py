@@ -22,6 +22,11 @@ GPU_KINDS: frozenset[str] = frozenset({"nvidia_gpu", "amd_gpu"})
 #: under the GIL), so near 1.0 its own scheduling delays inflate every latency it
 #: reports. 0.9 leaves room for the sampler thread's own ~1% at 10 Hz.
 CLIENT_SATURATION_CORES = 0.9
+#: Mean cores other processes may use during a run (host busy − server − client)
+#: before the run is flagged as sharing its host (issue 21; the gate of
+#: :mod:`tokcaliper.stats.gates` and ``tokcaliper doctor``). Half a core: on the
+#: 2-core host of the issue the slow runs lost 0.8–0.9 cores to other work.
+FOREIGN_CPU_BOUND_CORES = 0.5
 
 # Bit → name table for NVML clock-event (formerly "clocks throttle") reasons.
 # Source: nvml.h ``nvmlClocksEventReason*`` / ``nvmlClocksThrottleReason*``
@@ -313,6 +318,12 @@ class TelemetrySummary(BaseModel):
             :data:`CLIENT_SATURATION_CORES` of one core (its latencies are inflated);
             ``None`` when the client process was not sampled.
         client_saturation: the arithmetic behind ``client_saturated``, one line.
+        foreign_cpu_cores_mean: cores used by processes other than the server and the
+            client during the run: host busy cores − server − client (issue 21;
+            :func:`tokcaliper.telemetry.sampler.foreign_cpu`); ``None`` when the host
+            CPU was not sampled.
+        foreign_cpu_cores_max: the same over the busiest window of ≥ 1 s.
+        foreign_cpu: the arithmetic behind the mean, one line.
     """
 
     interval_s: float
@@ -331,6 +342,9 @@ class TelemetrySummary(BaseModel):
     sample_cost_ms_max: float | None = None
     client_saturated: bool | None = None
     client_saturation: str | None = None
+    foreign_cpu_cores_mean: float | None = None
+    foreign_cpu_cores_max: float | None = None
+    foreign_cpu: str | None = None
 
     def device(self, device: str) -> DeviceSummary:
         """Return the summary of ``device`` (e.g. ``"gpu0"``).
