@@ -123,6 +123,8 @@ def bench(
     from tokcaliper.stats.noise import noise_floor
     from tokcaliper.store import Store, ensure_writable
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
+    from tokcaliper.doctor import machine_check
+    from tokcaliper.report.doctor_view import render_check_warnings
 
     _check(repeat >= 1, f"--repeat must be ≥ 1, got {repeat}")
     _check(1 <= restarts <= 1000, f"--restarts must be between 1 and 1000, got {restarts}")
@@ -204,6 +206,11 @@ def bench(
             input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed,
         )
         host = collect_host_info()
+        # The quick machine check (issue 21): stored with every run, its warnings named before measuring.
+        host.machine_check = machine_check(
+            base_url, quick=True, unique_prompts=unique_prompts,
+            server_pids=[target.server.proc.pid] if target.server is not None and target.server.proc else ())
+        render_check_warnings(stderr.print, host.machine_check)
         idle_power: dict[str, float] | None = None  # None: not measured
         if idle_seconds > 0 and telemetry_interval > 0:
             stderr.print(f"measuring idle power for {idle_seconds:g} s (M5)")
@@ -267,7 +274,10 @@ def bench(
 
         asked = {o for o, v in (("--slo", slo), ("--steady-state", steady_state)) if v is not None}
         names = [m.name for m in headline_metrics()] + [n for n, m in METRICS.items() if m.needs in asked]
-    reports = [noise_floor(scalar_series([r.metrics for r in rr if r.valid], names=names), effect=effect)
+    from tokcaliper.stats.covariates import run_covariates
+
+    reports = [noise_floor(scalar_series([r.metrics for r in rr if r.valid], names=names), effect=effect,
+                           covariates=run_covariates([r for r in rr if r.valid]))
                if any(r.valid for r in rr) else None for _, _, rr in sweep]
     report = reports[0]
     splits = []

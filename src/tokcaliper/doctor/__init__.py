@@ -60,7 +60,7 @@ def machine_check(url: str | None = None, server_cmd: str | None = None, *, quic
     host = gather_host(window_s=window, server_pids=pids, **(host_kwargs or {}))
     server = gather_server(url, server_cmd, timeout_s=1.0 if quick else 3.0)
     findings: list[Finding] = check_host(host, threads=server.threads)
-    gpus, reason = gather_gpus(nvml, server_pids=host.server_pids)
+    gpus, reason = gather_gpus(nvml, server_pids={*pids, *host.server_pids})
     if reason is not None:
         findings.append(Finding(code="gpu", area="gpu", status="info", found=reason))
     for g in gpus:

@@ -220,7 +220,7 @@ def check_gpu(g: GpuFacts) -> list[Finding]:
             code=f"{p}-clocks", area="gpu", status="info",
             found=f"{p} clocks not locked (application clock {num(g.app_clock_mhz)} MHz = default)",
             why="the clock boosts with temperature and power headroom",
-            fix=f"sudo nvidia-smi -i {g.index} -lgc {num(g.max_sm_clock_mhz, 6, grouping=False)} "
+            fix=f"sudo nvidia-smi -i {g.index} -lgc {num(g.max_sm_clock_mhz, 6, grouping=False, trim=True)} "
                 "(lock it for steadier runs)" if g.max_sm_clock_mhz else None))
     if g.power_limit_w is None:
         unk("power-limit", "power limit", "power_limit_w")
@@ -231,7 +231,7 @@ def check_gpu(g: GpuFacts) -> list[Finding]:
             found=f"{p} power limit {num(g.power_limit_w)} W (default {num(g.default_power_limit_w)} W, "
                   f"max {num(g.max_power_limit_w)} W)",
             why="below the default the clock is capped under load" if low else "",
-            fix=f"sudo nvidia-smi -i {g.index} -pl {num(g.default_power_limit_w, 6, grouping=False)}"
+            fix=f"sudo nvidia-smi -i {g.index} -pl {num(g.default_power_limit_w, 6, grouping=False, trim=True)}"
                 if low else None))
     if g.ecc is not None:
         cur, pend = g.ecc

@@ -213,16 +213,18 @@ def server_tree(pids: Collection[int], psutil_module: Any = None) -> list[int]:
 def gather_host(window_s: float = 0.5, server_pids: Collection[int] = (), client_pid: int | None = None,
                 cpu_root: str | Path = CPU_SYSFS, thp_path: str | Path = THP_PATH,
                 cgroup_root: str | Path = CGROUP_ROOT, proc_stat: str | Path = "/proc/stat",
-                psutil_module: Any = None) -> HostFacts:
+                psutil_module: Any = None, top: int = TOP_PROCESSES) -> HostFacts:
     """Read the host facts, sampling CPU use over ``window_s`` seconds.
 
     Args:
         window_s: seconds between the two CPU readings (0.25 at the start of a bench).
         server_pids: the server under test (its process tree is counted as the server).
-        client_pid: the load generator (default: this process); its tree is "own".
+        client_pid: the load generator (default: this process; its children other than
+            the server count as foreign, as in the per-run figure).
         cpu_root / thp_path / cgroup_root / proc_stat: sysfs and procfs locations (tests
             pass a tmp dir).
         psutil_module: psutil-like module (default ``psutil``).
+        top: how many foreign processes to list (the most CPU first).
 
     Returns:
         :class:`HostFacts`; ``foreign`` lists the processes outside the server and
@@ -287,7 +289,7 @@ def gather_host(window_s: float = 0.5, server_pids: Collection[int] = (), client
 
     me = os.getpid() if client_pid is None else client_pid
     server = set(server_tree(server_pids, ps))
-    own = set(server_tree([me], ps)) - server
+    own = {me} - server  # the client is this process (as in the sampler); its other children are foreign
     f.server_pids = sorted(server)
 
     def cpu_times() -> dict[int, tuple[float, str, str]]:
@@ -327,7 +329,7 @@ def gather_host(window_s: float = 0.5, server_pids: Collection[int] = (), client
     f.server_cores = sum(v for pid, v in shares.items() if pid in server) if server else None
     listed = sorted(((v, pid) for pid, v in shares.items()
                      if pid not in own and pid not in server and v >= MIN_LISTED_CORES), reverse=True)
-    for v, pid in listed[:TOP_PROCESSES]:
+    for v, pid in listed[:top]:
         cmd = ""
         try:
             cmd = " ".join(ps.Process(pid).cmdline())[:120]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, computed_field
 
+from tokcaliper.model.doctor import MachineCheck
+
 from tokcaliper.model.timestamps import UtcTimestamp
 
 #: ``DeviceInfo.kind`` of GPUs (NVML and AMD SMI back-ends); ``"cpu"`` is the host,
@@ -116,6 +118,9 @@ class HostInfo(BaseModel):
         gpus: one :class:`GpuInfo` per NVML device (empty when none).
         gpu_unavailable_reason: ``"no NVIDIA GPU: <reason>"`` when ``gpus`` is empty.
         missing: field name → reason.
+        machine_check: the quick machine check made before the session measured
+            (``tokcaliper doctor``'s items; :func:`tokcaliper.doctor.machine_check`),
+            None when none was made.
     """
 
     timestamp_utc: UtcTimestamp
@@ -135,6 +140,7 @@ class HostInfo(BaseModel):
     gpus: list[GpuInfo] = Field(default_factory=list)
     gpu_unavailable_reason: str | None = None
     missing: dict[str, str] = Field(default_factory=dict)
+    machine_check: MachineCheck | None = None
 
 
 class DeviceInfo(BaseModel):
