@@ -128,3 +128,29 @@ def test_server_checks_metrics_and_prompt_cache():
 def test_doctor_rejects_url_and_server_cmd_together(capsys):
     assert main(["doctor", "--url", "http://127.0.0.1:1", "--server-cmd", "x"]) == 2
     assert capsys.readouterr().err.startswith("tokcaliper: error: give either --url or --server-cmd")
+
+
+def test_bench_stores_the_quick_check_with_every_run_and_names_its_warnings(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.load.fake_server import FakeServer, FakeTiming
+    from tokcaliper.store import Store
+
+    db = tmp_path / "r.db"
+    with FakeServer(FakeTiming(ttft_s=0.002, itl_s=0.001, tokens=8)) as srv:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tokcaliper", "bench", "--url", srv.base_url, "--repeat", "2", "-c", "2",
+             "-n", "4", "--warmup", "0", "--max-tokens", "8", "--idle-seconds", "0", "--db", str(db)],
+            capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    with Store(db) as s:
+        runs = [s.get_run(row.id) for row in s.list_runs()]
+    checks = [r.host.machine_check for r in runs]
+    assert all(c is not None and c.quick for c in checks) and checks[0] == checks[1]  # one check per session
+    err = " ".join(proc.stderr.split())
+    for f in checks[0].warnings:
+        assert f"warning: machine-check {f.code}: " in err
+    assert {f.code for f in checks[0].findings} >= {"cpu-governor", "load", "foreign-cpu"}
+    # Prompts are salted per run by default: a prompt cache is no warning then.
+    assert all(f.status == "ok" for f in checks[0].findings if f.code == "prompt-cache")

@@ -35,9 +35,8 @@ THROUGHPUT = "aggregate_output_tok_s"
 
 
 def _burners() -> list[subprocess.Popen]:
-    # As many busy loops as cores, plus one per runnable thread other work holds now, so
-    # that they take a large share of the CPU however busy the shared host already is.
-    n = min(16, (os.cpu_count() or 2) + int(os.getloadavg()[0]))
+    # One busy loop per core: on a quiet host they take about half of the server's CPU.
+    n = os.cpu_count() or 2
     return [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(n)]
 
 
@@ -49,8 +48,17 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 
 
 def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_client(tmp_path, llama_server):
+    from tokcaliper.doctor.facts import gather_host
+
+    before = gather_host(window_s=1.0)
+    cores = before.cpus_logical or 2
+    if before.busy_cores is not None and before.busy_cores >= 0.95 * cores:
+        # Burners add foreign load only where some CPU is left to take (seen at load 24 on
+        # 2 cores: 1.83–1.84 foreign cores in every run, with and without them).
+        pytest.skip(f"host already saturated by other work (busy {before.busy_cores:.2f} of {cores} cores, "
+                    f"load {os.getloadavg()[0]:.1f}): burners cannot add foreign load to compare")
     setup = RunSetup(
-        load=LoadConfig(base_url=llama_server, concurrency=2, requests=8, warmup=1, max_tokens=16),
+        load=LoadConfig(base_url=llama_server, concurrency=2, requests=6, warmup=1, max_tokens=8),
         prompts=builtin_prompts(), telemetry=lambda: TelemetrySampler(interval_s=0.1),
     )
     runs, burning = [], [False, True, False, True]
@@ -62,6 +70,8 @@ def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_cl
             finally:
                 _stop(procs)
             runs.append(store.get_run(run.id, with_requests=False))
+            print(f"run {i + 1} ({'burners' if burn else 'quiet'}): load {os.getloadavg()[0]:.2f}, "
+                  f"{run.metrics.wall_s:.2f} s", flush=True)
 
     foreign = [r.telemetry.foreign_cpu_cores_mean for r in runs]
     tput = [r.metrics.aggregate_output_tok_s for r in runs]
