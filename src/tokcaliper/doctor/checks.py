@@ -162,7 +162,7 @@ def check_host(f: HostFacts, threads: int | None = None) -> list[Finding]:
             found=f"transparent huge pages: {f.thp}",
             why="khugepaged may compact memory during a run (latency spikes)" if always else "",
             fix="echo madvise | sudo tee /sys/kernel/mm/transparent_hugepage/enabled" if always else None))
-    n_threads = threads if threads is not None else None
+    n_threads = threads
     if n_threads is not None and usable is not None:
         over = n_threads > usable
         out.append(Finding(

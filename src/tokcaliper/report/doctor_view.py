@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from tokcaliper.model.doctor import Finding, MachineCheck
+from tokcaliper.model.doctor import MachineCheck
 
 __all__ = ["render_check_warnings", "render_machine_check"]
 
@@ -38,8 +38,3 @@ def render_check_warnings(print_line, check: MachineCheck) -> None:  # type: ign
     for f in check.warnings:
         print_line(f"[yellow]warning:[/yellow] machine-check {escape(f.code)}: {escape(f.found)}"
                    + (f" — {escape(f.fix)}" if f.fix else ""))
-
-
-def finding_line(f: Finding) -> str:
-    """Plain one-line text of a finding."""
-    return f"{f.code}: {f.found}"
