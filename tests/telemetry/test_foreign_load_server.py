@@ -50,9 +50,10 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_client(tmp_path, llama_server):
     cores = os.cpu_count() or 2
     load = os.getloadavg()[0]
-    if load > 4 * cores:
-        # Burners add foreign load only where some CPU is left to take (seen at load 24 on
-        # 2 cores: 1.83–1.84 foreign cores in every run, with and without them).
+    if load > 1.5 * cores:
+        # Burners add foreign load only where some CPU is left to take. Seen on the shared
+        # 2-core host: at load 24, 1.83–1.84 foreign cores in every run with and without
+        # them; at load 4–6 the host was pegged (busy 2.00) and 1.49–1.61, unordered.
         pytest.skip(f"host already saturated by other work (load {load:.1f} on {cores} cores): "
                     "burners cannot add foreign load to compare")
     setup = RunSetup(
