@@ -35,11 +35,12 @@ ALLOWED: dict[str, frozenset[str]] = {
     "servers": BASE | {"model", "stats", "load"},
     "store": BASE | {"model", "telemetry"},
     "audit": BASE | {"model", "stats"},
+    "doctor": BASE | {"model", "stats", "telemetry", "servers", "audit"},
     "experiment": BASE | {"model", "stats", "telemetry", "load", "servers", "store"},
     "spec": BASE | {"model", "stats", "telemetry", "load", "servers", "store", "experiment"},
     "report": BASE | {"model", "stats", "load", "audit", "experiment", "spec", "telemetry"},
     "cli": BASE | {"model", "stats", "telemetry", "load", "servers", "store", "audit",
-                   "experiment", "spec", "report"},
+                   "doctor", "experiment", "spec", "report"},
     "data": frozenset(),  # package data (JSON tables), no code
     "__main__": frozenset({"cli"}),
     "__init__": frozenset(),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["process_alive", "process_start"]
+__all__ = ["listening_pid", "process_alive", "process_start"]
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -56,3 +56,31 @@ def process_alive(pid: int | None, start: str | None = None) -> bool:
     if rest and rest[0] in ("Z", "X"):
         return False
     return start is None or len(rest) <= 19 or rest[19] == start
+
+
+def listening_pid(url: str) -> int | None:
+    """The pid of the process listening on ``url``'s TCP port on this host, or None.
+
+    Only a loopback or local host name is looked up (``127.0.0.1``, ``::1``,
+    ``localhost``); the socket table comes from ``psutil.net_connections``, which
+    names the pid only for processes this user may inspect. A server inside this
+    very process (a test's fake server) gives None: it is the client, not a server.
+
+    Raises:
+        Nothing.
+    """
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        if host not in ("127.0.0.1", "::1", "localhost", "0.0.0.0"):
+            return None
+        import psutil
+
+        for c in psutil.net_connections(kind="tcp"):
+            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
+                return None if c.pid == os.getpid() else int(c.pid)
+    except Exception:
+        return None
+    return None

@@ -64,3 +64,23 @@ def test_loop_lag_bound_depends_on_which_clock_stamped_arrivals():
     assert judge_client(_health(0.004, 400, 100), none, itl_p50_s=0.005).client_limited
     # Kernel-stamped with fast tokens: never below 3 ms.
     assert judge_client(_health(0.0035, 500, 0), none, itl_p50_s=0.001).client_limited
+
+
+def test_a_late_dispatch_blames_the_client_only_when_its_own_figures_show_it():
+    """Issue 21 item 5: 7.36 ms late at p99 while the client used 1.5 % of a core and its
+    loop was on time is the host's doing (a saturated host), not the client's."""
+    late = Percentiles(n=100, p99=0.00736)
+    idle = ClientHealth(loop_lag_s=Percentiles(n=100, p99=0.0012), cpu_share=0.015)
+    host = judge_client(idle, late)
+    assert not host.client_limited and host.limits == []
+    assert len(host.host_limits) == 1
+    assert host.host_limits[0].startswith("requests left 7.36 ms after their scheduled time at p99")
+    assert "1.50 % of a core" in host.host_limits[0] and "the host was" in host.host_limits[0]
+    assert "the client, not the server" not in host.host_limits[0]
+    # The client's own loop lagged: the late sends are its own.
+    lagged = judge_client(idle.model_copy(update={"loop_lag_s": Percentiles(n=100, p99=0.008)}), late)
+    assert lagged.client_limited and lagged.host_limits == []
+    assert any("the client, not the server, limited this run" in x for x in lagged.limits)
+    # … or it was saturated.
+    busy = judge_client(idle.model_copy(update={"cpu_share": 0.95}), late)
+    assert busy.client_limited and any("the client, not the server" in x for x in busy.limits)

@@ -10,7 +10,7 @@ SRC = Path(tokcaliper.__file__).parent
 FIXED = re.compile(r"\{[^{}]*:[^{}]*\.\d+[fge%]\}")
 #: every package: all of them compute, render or report figures (data/ holds only data files)
 PACKAGES = ("stats", "report", "cli", "telemetry", "servers", "audit", "spec", "experiment", "load", "model",
-            "store", "data")
+            "store", "data", "doctor")
 #: the one module allowed to format with a fixed precision
 FORMATTER = SRC / "numbers.py"
 

@@ -170,3 +170,50 @@ class FakePsutil:
     def sensors_temperatures(self) -> dict[str, list[Any]]:
         return {c: [SimpleNamespace(label="", current=t, high=None, critical=None) for t in ts]
                 for c, ts in self.temps.items()}
+
+
+class FakeNvmlDoctor(FakeNvml):
+    """:class:`FakeNvml` plus the NVML functions ``tokcaliper doctor`` reads (issue 21).
+
+    Extra per-GPU keys: ``persistence`` (0/1), ``app_sm`` / ``default_app_sm`` (MHz),
+    ``max_sm`` (MHz), ``limit_range_mw`` ((min, max)), ``ecc`` / ``mig`` ((current,
+    pending)), ``procs`` (list of ``(pid, used bytes)``), ``slowdown_c``. A key left out
+    raises "Not Supported", as NVML does.
+    """
+
+    NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1
+
+    def _nvmlDeviceGetPersistenceMode(self, h: int) -> int:
+        return self._value(h, "persistence", "nvmlDeviceGetPersistenceMode")
+
+    def _nvmlDeviceGetApplicationsClock(self, h: int, kind: int) -> int:
+        return self._value(h, "app_sm", "nvmlDeviceGetApplicationsClock")
+
+    def _nvmlDeviceGetDefaultApplicationsClock(self, h: int, kind: int) -> int:
+        return self._value(h, "default_app_sm", "nvmlDeviceGetDefaultApplicationsClock")
+
+    def _nvmlDeviceGetMaxClockInfo(self, h: int, kind: int) -> int:
+        return self._value(h, "max_sm", "nvmlDeviceGetMaxClockInfo")
+
+    def _nvmlDeviceGetPowerManagementLimitConstraints(self, h: int) -> Any:
+        return self._value(h, "limit_range_mw", "nvmlDeviceGetPowerManagementLimitConstraints")
+
+    def _nvmlDeviceGetEccMode(self, h: int) -> Any:
+        return self._value(h, "ecc", "nvmlDeviceGetEccMode")
+
+    def _nvmlDeviceGetMigMode(self, h: int) -> Any:
+        return self._value(h, "mig", "nvmlDeviceGetMigMode")
+
+    def _nvmlDeviceGetComputeRunningProcesses(self, h: int) -> Any:
+        self.calls[("nvmlDeviceGetComputeRunningProcesses", h)] += 1
+        procs = self.gpus[h].get("procs")
+        if procs is None:
+            raise FakeNVMLError("Not Supported")
+        return [SimpleNamespace(pid=pid, usedGpuMemory=mem) for pid, mem in procs]
+
+    def _nvmlDeviceGetGraphicsRunningProcesses(self, h: int) -> Any:
+        return []
+
+    def _nvmlDeviceGetTemperatureThreshold(self, h: int, kind: int) -> int:
+        assert kind == 1
+        return self._value(h, "slowdown_c", "nvmlDeviceGetTemperatureThreshold")

@@ -35,6 +35,7 @@ from tokcaliper.cli import capacity as _capacity  # noqa: F401,E402
 from tokcaliper.cli import export as _export  # noqa: F401,E402
 from tokcaliper.cli import baseline as _baseline  # noqa: F401,E402
 from tokcaliper.cli import report as _report  # noqa: F401,E402
+from tokcaliper.cli import doctor as _doctor  # noqa: F401,E402
 
 
 @app.command()

@@ -152,6 +152,8 @@ def bench(
     from tokcaliper.servers.target import target_server
     from tokcaliper.store import Store, ensure_writable
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
+    from tokcaliper.doctor import machine_check
+    from tokcaliper.report.doctor_view import render_check_warnings
 
     _check(repeat >= 1, f"--repeat must be ≥ 1, got {repeat}")
     _check(1 <= restarts <= 1000, f"--restarts must be between 1 and 1000, got {restarts}")
@@ -231,6 +233,11 @@ def bench(
         cfg = load_spec.to_load_config(base_url, model=discover_model(base_url))
         requests = cfg.requests
         host = collect_host_info()
+        # The quick machine check (issue 21): stored with every run, its warnings named before measuring.
+        host.machine_check = machine_check(
+            base_url, quick=True, unique_prompts=unique_prompts,
+            server_pids=[target.server.proc.pid] if target.server is not None and target.server.proc else ())
+        render_check_warnings(stderr.print, host.machine_check)
         idle_power: dict[str, float] | None = None  # None: not measured
         if idle_seconds > 0 and telemetry_interval > 0:
             stderr.print(f"measuring idle power for {idle_seconds:g} s (M5)")
@@ -367,8 +374,11 @@ def floor_of(runs, metric, slo, steady_state, effect):  # type: ignore[no-untype
     if cfg is not None and (cfg.shared_prefix is not None or cfg.turns > 1):
         # the hit rate is what shared-prefix and session workloads are about
         names = [*(names or [m.name for m in headline_metrics()]), "prefix_cache_hit_pct"]
-    valid = [r.metrics for r in runs if r.valid]
-    return noise_floor(scalar_series(valid, names=names), effect=effect) if valid else None
+    from tokcaliper.stats.covariates import run_covariates
+
+    valid = [r for r in runs if r.valid]  # the covariates let the floor name what made it wide
+    return noise_floor(scalar_series([r.metrics for r in valid], names=names), effect=effect,
+                       covariates=run_covariates(valid)) if valid else None
 
 
 def render_level(console, arm: str, runs, report, wide: bool) -> None:  # type: ignore[no-untyped-def]

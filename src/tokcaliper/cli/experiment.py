@@ -34,6 +34,8 @@ def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_
     from tokcaliper.experiment.execute import ExperimentEvents, execute_experiment
     from tokcaliper.numbers import num, seconds
     from tokcaliper.report.output import stderr
+    from tokcaliper.doctor import machine_check
+    from tokcaliper.report.doctor_view import render_check_warnings
     from tokcaliper.telemetry import TelemetrySampler, collect_host_info
 
     store.claim_experiment(exp_id)  # refuse a second runner before any progress line (held on by execute)
@@ -76,10 +78,14 @@ def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_
             return TelemetrySampler(interval_s=interval).measure_idle(spec.load.idle_seconds)
         return {}
 
+    host = collect_host_info()
+    # The quick machine check (issue 21), before any arm's server starts: stored with every run.
+    host.machine_check = machine_check(quick=True, unique_prompts=spec.load.unique_prompts)
+    render_check_warnings(stderr.print, host.machine_check)
     with progress:
         result = execute_experiment(
             exp_id, spec, store, base_dir=source_dir, on_mismatch=on_mismatch,  # type: ignore[arg-type]
-            events=events, telemetry=telemetry, idle_power=idle, host=collect_host_info(),
+            events=events, telemetry=telemetry, idle_power=idle, host=host,
         )
     if result.already_decided and result.decision is not None:
         stderr.print(f"experiment {exp_id} is already decided, nothing to measure: "

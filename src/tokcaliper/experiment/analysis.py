@@ -19,6 +19,8 @@ from tokcaliper.experiment.samples import samples_from_runs
 from tokcaliper.experiment.spec import ExperimentSpec
 from tokcaliper.model.metrics import get_metric
 from tokcaliper.model.run import Run
+from tokcaliper.model.telemetry import FOREIGN_CPU_BOUND_CORES
+from tokcaliper.numbers import num
 from tokcaliper.stats.ab import MultiComparison, analyze_samples, compare_metrics
 from tokcaliper.stats.describe import Description, describe
 from tokcaliper.stats.outliers import RunTags
@@ -280,7 +282,8 @@ def run_cause(run: Run) -> str | None:
     """A known reason a run may be off, from its error rate, client health or telemetry.
 
     Failed requests, a load generator that limited itself (``client.limits``)
-    or saturated its core, and GPU clock-event reasons other than idle seen in
+    or saturated its core, other processes holding ≥ ``FOREIGN_CPU_BOUND_CORES``
+    cores of the host, and GPU clock-event reasons other than idle seen in
     at least 10% of the samples; ``None`` when none is known.
     """
     m = run.metrics
@@ -291,10 +294,14 @@ def run_cause(run: Run) -> str | None:
         why.append(f"{m.failed} of {total} requests failed" + (f" ({top})" if top else ""))
     if m.client is not None and m.client.client_limited:
         why.append("client-limited" + (f": {'; '.join(m.client.limits)}" if m.client.limits else ""))
+    if m.client is not None and m.client.host_limits:
+        why.append("host-delayed: " + "; ".join(m.client.host_limits))
     tel = run.telemetry
     if tel is not None:
         if tel.client_saturated:
             why.append("load generator saturated its core")
+        if tel.foreign_cpu_cores_mean is not None and tel.foreign_cpu_cores_mean >= FOREIGN_CPU_BOUND_CORES:
+            why.append(f"other processes used {num(tel.foreign_cpu_cores_mean)} cores")
         for d in tel.devices:
             hot = sorted(k for k, v in d.throttle_share.items() if v >= 0.1 and "idle" not in k.lower())
             if hot:

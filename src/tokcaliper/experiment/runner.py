@@ -31,6 +31,7 @@ from tokcaliper.model.telemetry import HostInfo, TelemetrySummary
 from tokcaliper.model.timestamps import utc_now_iso
 from tokcaliper.servers.counters import counter_delta, counters_error, read_counters
 from tokcaliper.servers.managed import ManagedServer
+from tokcaliper.processes import listening_pid
 from tokcaliper.store import Store
 
 
@@ -320,8 +321,10 @@ def measure_run(
     before = read_counters(load.base_url)
     sampler = setup.telemetry() if setup.telemetry else nullcontext()
     proc = getattr(setup.server, "proc", None)
-    if proc is not None and hasattr(sampler, "watch_process"):
-        sampler.watch_process(proc.pid, "server")  # type: ignore[union-attr]
+    server_pid = proc.pid if proc is not None else listening_pid(load.base_url)  # --url on loopback
+    if server_pid is not None and hasattr(sampler, "watch_process"):
+        # watched so that its CPU is not counted as other processes' (foreign load, issue 21)
+        sampler.watch_process(server_pid, "server")  # type: ignore[union-attr]
     death: str | None = None
     with sampler:
         try:

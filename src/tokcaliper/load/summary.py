@@ -112,6 +112,12 @@ def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float |
     is later than the gap between tokens) — dispatch delay p99 >
     ``DISPATCH_BOUND_S``, loop CPU share > ``CPU_BOUND_SHARE``. Each crossed
     bound adds one sentence with its figures.
+
+    A late dispatch is the client's only when its own figures show it (issue 21):
+    its loop lag or its CPU share crossed their bounds too. Otherwise the client
+    was idle and on time by its own clock, so the delay came from the host (a
+    saturated host deschedules an idle client as well): the sentence names the
+    host and goes to ``host_limits``; ``client_limited`` is not set by it.
     """
     from tokcaliper.load.monitor import CPU_BOUND_SHARE, DISPATCH_BOUND_S, LAG_BOUND_S
     from tokcaliper.numbers import num
@@ -123,13 +129,22 @@ def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float |
     if lag is not None and lag > lag_bound:
         warning = W.CLIENT_LOOP_LAG_KERNEL_STAMPED if kernel else W.CLIENT_LOOP_LAG
         limits.append(warning.text(lag_ms=num(lag * 1000), bound_ms=num(lag_bound * 1000)))
+    lagged = lag is not None and lag > LAG_BOUND_S  # sends wait for the loop whatever stamps arrivals
+    busy = client.cpu_share is not None and client.cpu_share > CPU_BOUND_SHARE
+    host: list[str] = []
     if dispatch.p99 is not None and dispatch.p99 > DISPATCH_BOUND_S:
-        limits.append(W.CLIENT_DISPATCH_LATE.text(delay_ms=num(dispatch.p99 * 1000),
-                                                  bound_ms=num(DISPATCH_BOUND_S * 1000)))
-    if client.cpu_share is not None and client.cpu_share > CPU_BOUND_SHARE:
-        limits.append(W.CLIENT_CPU_BOUND.text(share_pct=f"{num(client.cpu_share * 100)} %",
+        if lagged or busy:
+            limits.append(W.CLIENT_DISPATCH_LATE.text(delay_ms=num(dispatch.p99 * 1000),
+                                                      bound_ms=num(DISPATCH_BOUND_S * 1000)))
+        else:
+            host.append(W.HOST_DISPATCH_LATE.text(
+                delay_ms=num(dispatch.p99 * 1000), bound_ms=num(DISPATCH_BOUND_S * 1000),
+                lag_ms=num(None if lag is None else lag * 1000),
+                share_pct="—" if client.cpu_share is None else f"{num(client.cpu_share * 100)} %"))
+    if busy:
+        limits.append(W.CLIENT_CPU_BOUND.text(share_pct=f"{num(client.cpu_share * 100)} %",  # type: ignore[operator]
                                               bound_pct=f"{num(CPU_BOUND_SHARE * 100)} %"))
-    return client.model_copy(update={"client_limited": bool(limits), "limits": limits})
+    return client.model_copy(update={"client_limited": bool(limits), "limits": limits, "host_limits": host})
 
 
 def error_rate(metrics: RunMetrics) -> float:

@@ -336,6 +336,9 @@ class ClientHealth(BaseModel):
         client_limited: the client, not the server, bounded this run
             (``limits`` says which bound was crossed, with its arithmetic).
         limits: one sentence per crossed bound.
+        host_limits: bounds crossed that the client's own figures do not explain
+            (requests left late while its loop lag and CPU share were within
+            bounds): the host delayed the client; one sentence each.
     """
 
     loop_lag_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
@@ -353,6 +356,7 @@ class ClientHealth(BaseModel):
     reads_loop_stamped: int = 0
     client_limited: bool = False
     limits: list[str] = Field(default_factory=list)
+    host_limits: list[str] = Field(default_factory=list)
 
     @property
     def arrival_clock(self) -> str | None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, computed_field
 
+from tokcaliper.model.doctor import MachineCheck
+
 from tokcaliper.model.timestamps import UtcTimestamp
 
 #: ``DeviceInfo.kind`` of GPUs (NVML and AMD SMI back-ends); ``"cpu"`` is the host,
@@ -22,6 +24,11 @@ GPU_KINDS: frozenset[str] = frozenset({"nvidia_gpu", "amd_gpu"})
 #: under the GIL), so near 1.0 its own scheduling delays inflate every latency it
 #: reports. 0.9 leaves room for the sampler thread's own ~1% at 10 Hz.
 CLIENT_SATURATION_CORES = 0.9
+#: Mean cores other processes may use during a run (host busy − server − client)
+#: before the run is flagged as sharing its host (issue 21; the gate of
+#: :mod:`tokcaliper.stats.gates` and ``tokcaliper doctor``). Half a core: on the
+#: 2-core host of the issue the slow runs lost 0.8–0.9 cores to other work.
+FOREIGN_CPU_BOUND_CORES = 0.5
 
 # Bit → name table for NVML clock-event (formerly "clocks throttle") reasons.
 # Source: nvml.h ``nvmlClocksEventReason*`` / ``nvmlClocksThrottleReason*``
@@ -111,6 +118,9 @@ class HostInfo(BaseModel):
         gpus: one :class:`GpuInfo` per NVML device (empty when none).
         gpu_unavailable_reason: ``"no NVIDIA GPU: <reason>"`` when ``gpus`` is empty.
         missing: field name → reason.
+        machine_check: the quick machine check made before the session measured
+            (``tokcaliper doctor``'s items; :func:`tokcaliper.doctor.machine_check`),
+            None when none was made.
     """
 
     timestamp_utc: UtcTimestamp
@@ -130,6 +140,7 @@ class HostInfo(BaseModel):
     gpus: list[GpuInfo] = Field(default_factory=list)
     gpu_unavailable_reason: str | None = None
     missing: dict[str, str] = Field(default_factory=dict)
+    machine_check: MachineCheck | None = None
 
 
 class DeviceInfo(BaseModel):
@@ -313,6 +324,12 @@ class TelemetrySummary(BaseModel):
             :data:`CLIENT_SATURATION_CORES` of one core (its latencies are inflated);
             ``None`` when the client process was not sampled.
         client_saturation: the arithmetic behind ``client_saturated``, one line.
+        foreign_cpu_cores_mean: cores used by processes other than the server and the
+            client during the run: host busy cores − server − client (issue 21;
+            :func:`tokcaliper.telemetry.sampler.foreign_cpu`); ``None`` when the host
+            CPU was not sampled.
+        foreign_cpu_cores_max: the same over the busiest window of ≥ 1 s.
+        foreign_cpu: the arithmetic behind the mean, one line.
     """
 
     interval_s: float
@@ -331,6 +348,9 @@ class TelemetrySummary(BaseModel):
     sample_cost_ms_max: float | None = None
     client_saturated: bool | None = None
     client_saturation: str | None = None
+    foreign_cpu_cores_mean: float | None = None
+    foreign_cpu_cores_max: float | None = None
+    foreign_cpu: str | None = None
 
     def device(self, device: str) -> DeviceSummary:
         """Return the summary of ``device`` (e.g. ``"gpu0"``).

@@ -21,6 +21,7 @@ __all__ = [
     "CV_FROM_FEW_RUNS",
     "CV_UNDEFINED",
     "FEW_REPETITIONS",
+    "HOST_DISPATCH_LATE",
     "IDENTICAL_RUNS",
     "INDEPENDENT_RUNS_ASSUMED",
     "LENGTHS_APPROXIMATE",
@@ -144,6 +145,13 @@ CLIENT_DISPATCH_LATE = NamedWarning(
     "client-dispatch-late",
     "requests left {delay_ms} ms after their scheduled time at p99 (bound {bound_ms} ms): the client, "
     "not the server, limited this run — see the TTFT from schedule")
+#: Requests left late while the client's own figures (loop lag, CPU share) were within
+#: their bounds: the host, not the client, delayed them (issue 21 item 5).
+HOST_DISPATCH_LATE = NamedWarning(
+    "host-dispatch-late",
+    "requests left {delay_ms} ms after their scheduled time at p99 (bound {bound_ms} ms) while the client's "
+    "loop lagged p99 {lag_ms} ms and used {share_pct} of a core: the client was not the bottleneck — the "
+    "host was (other processes held its CPUs; see their CPU in the telemetry)")
 #: The load client's loop thread was saturated.
 CLIENT_CPU_BOUND = NamedWarning(
     "client-cpu-bound",
@@ -187,5 +195,6 @@ ALL: dict[str, NamedWarning] = {w.code: w for w in (
     CV_FROM_FEW_RUNS, QUICK_FORMULA_POWER, INDEPENDENT_RUNS_ASSUMED, SINGLE_RUNS_ANECDOTE,
     NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED, SERVER_LEFT_RUNNING,
     CLIENT_LOOP_LAG, CLIENT_LOOP_LAG_KERNEL_STAMPED, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND,
+    HOST_DISPATCH_LATE,
     TEXT_AT_ONE_INSTANT, TOKENS_PER_CHUNK, LENGTHS_OFF, LENGTHS_UNCOUNTED,
     LENGTHS_APPROXIMATE, MIXED_TOOLS)}

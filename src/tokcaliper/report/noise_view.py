@@ -53,6 +53,9 @@ def render_noise_floor(console: Console, report: NoiseFloorReport) -> None:
     console.print(table)
     console.print("MDE = 2·CV·√(2/n): smallest difference two arms of n runs each can resolve "
                   "(≈95% two-sided, only ≈50% power; METHODS.md M1, M3).")
+    for m in report.metrics:
+        if m.explanation:
+            console.print(f"[yellow]explained:[/yellow] {escape(m.explanation)}")
     if report.effect is not None:
         for m in report.metrics:
             console.print(summary_markup(m.verdict, label=m.name))

@@ -142,7 +142,7 @@ def render_client(console: Console, runs: Sequence[Run]) -> None:
         if c is None:
             continue
         console.print(f"  client, run {x.repetition + 1}: {client_line(c)}")
-        for line in c.limits:
+        for line in [*c.limits, *c.host_limits]:
             console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {line}")
 
 

@@ -21,7 +21,12 @@ Method
   ``multipletests``), since the strongest of k correlations is chosen after the fact.
 - Covariates measured during the run (``measured == "during"``) can be effects
   of the run itself; they are ranked but never offered for adjustment
-  (:mod:`tokcaliper.stats.adjust`).
+  (:mod:`tokcaliper.stats.adjust`). The CPU other processes used during the run
+  (``foreign_cpu_cores``, issue 21) is measured during it but is set outside it
+  (``measured == "outside"``): other work on the host is not the arm's effect, so
+  it is offered for adjustment. (A server that takes more cores leaves other
+  processes less; where they are CPU-bound that bends the covariate by at most the
+  server's own change, which ``server_cpu_cores`` shows.)
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ EXACT_MAX_N = 8
 #: Fewest runs with a known covariate value for it to be ranked.
 MIN_PAIRS = 4
 
-Measured = Literal["start", "during", "order", "unknown"]
+Measured = Literal["start", "during", "outside", "order", "unknown"]
 
 #: Covariate names tokcaliper writes, with a label and when each is measured.
 #: CSV columns with these names get the same labels.
@@ -75,6 +80,7 @@ KNOWN_COVARIATES: dict[str, tuple[str, Measured]] = {
     "steal_share": ("CPU steal share", "during"),
     "server_cpu_cores": ("server CPU (cores used)", "during"),
     "client_cpu_cores": ("client CPU (cores used)", "during"),
+    "foreign_cpu_cores": ("other processes' CPU (cores used)", "outside"),
 }
 
 
@@ -109,6 +115,9 @@ def run_covariates(runs: Sequence[Run]) -> dict[str, list[float | None]]:
       the mean cores the managed server / the load generator used during the
       run. On a shared CPU host a server that got less CPU is the usual reason
       for a slow run (seen here: 1.1 cores in the slow clump, 1.9 in the fast one).
+    - ``foreign_cpu_cores``: the mean cores other processes used during the run
+      (:attr:`TelemetrySummary.foreign_cpu_cores_mean`: host busy − server − client),
+      the usual reason the server got less CPU.
 
     Covariates that no run has are left out; missing values are ``None``.
     """
@@ -150,6 +159,8 @@ def run_covariates(runs: Sequence[Run]) -> dict[str, list[float | None]]:
         out["steal_share"] = [dev_value(r, dev, "steal_share") for r in runs]
     for role in ("server", "client"):
         out[f"{role}_cpu_cores"] = [dev_value(r, role, "cpu_share_mean") for r in runs]
+    out["foreign_cpu_cores"] = [None if r.telemetry is None else r.telemetry.foreign_cpu_cores_mean
+                                for r in runs]
     return {k: v for k, v in out.items() if any(x is not None for x in v)}
 
 

@@ -31,6 +31,10 @@ Rules (a run is *flagged* when any applies on any device)
    :data:`tokcaliper.model.telemetry.CLIENT_SATURATION_CORES` of one core
    (``TelemetrySummary.client_saturated``): a saturated client inflates every
    latency it reports.
+4. ``foreign_load``: processes other than the server and the client used a mean of
+   ≥ :data:`tokcaliper.model.telemetry.FOREIGN_CPU_BOUND_CORES` cores during the run
+   (``TelemetrySummary.foreign_cpu_cores_mean``, issue 21): the server shared its
+   host, like a GPU that slowed down.
 A run without telemetry is not flagged; its gate says ``checked = False``.
 """
 
@@ -42,7 +46,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
-from tokcaliper.model.telemetry import GPU_KINDS, DeviceSummary, TelemetrySummary
+from tokcaliper.model.telemetry import FOREIGN_CPU_BOUND_CORES, GPU_KINDS, DeviceSummary, TelemetrySummary
 from tokcaliper.numbers import num, percent
 
 if TYPE_CHECKING:
@@ -74,7 +78,8 @@ class GateReason(BaseModel):
     """One reason a run was flagged.
 
     Attributes:
-        code: ``"clock_below_threshold"``, ``"slowdown:<nvml reason>"`` or ``"client_saturated"``.
+        code: ``"clock_below_threshold"``, ``"slowdown:<nvml reason>"``, ``"client_saturated"``
+            or ``"foreign_load"``.
         device: device id, e.g. ``"gpu0"``.
         share: time share of the run (fraction) it applied; for the clock rule
             without samples, the lower bound (``share_is_bound`` True).
@@ -232,6 +237,11 @@ def gate_telemetry(
             reasons.append(GateReason(
                 code="client_saturated", device="client",
                 detail=s.client_saturation or "the load generator was CPU-saturated"))
+        if s.foreign_cpu_cores_mean is not None and s.foreign_cpu_cores_mean >= FOREIGN_CPU_BOUND_CORES:
+            reasons.append(GateReason(
+                code="foreign_load", device="host",
+                detail=f"{s.foreign_cpu or 'other processes ' + num(s.foreign_cpu_cores_mean) + ' cores'} "
+                       f"≥ {num(FOREIGN_CPU_BOUND_CORES)}: the server shared its host"))
         out.append(RunGate(run_id=rid, index=i, checked=True, flagged=bool(reasons),
                            reasons=reasons, notes=notes))
     return out

@@ -3,6 +3,14 @@
 Run one configuration R ≥ 5 times; per metric report mean, sample std, CV,
 min, max, (max−min)/mean, and the quick MDE ``2·CV·√(2/n)`` (METHODS.md M3)
 for single runs (n = 1, the cross-machine case of M10) and for R runs per arm.
+When the runs carry covariates (:func:`tokcaliper.stats.covariates.run_covariates`),
+a metric whose spread goes with one of them says so in one sentence (issue 21):
+the covariate ranked first (:func:`~tokcaliper.stats.covariates.rank_covariates`,
+Spearman's ρ) when ``|ρ| ≥`` :data:`EXPLAIN_MIN_RHO`, with its mean in the runs
+below and above the median, e.g. "CV 87.7%: other processes' CPU (cores used)
+0.900 on average in the 2 lowest runs, 0.0500 in the 2 highest (ρ = −0.95 …)".
+The noise floor is then that covariate's as much as the server's.
+
 Pure functions, no I/O; rendered by :mod:`tokcaliper.report.noise_view`.
 """
 
@@ -16,6 +24,7 @@ from tokcaliper.errors import InputError
 from tokcaliper.model import warnings as W
 from tokcaliper.model.verdict import Status, Verdict
 from tokcaliper.numbers import num, percent
+from tokcaliper.stats.covariates import CovariateRank, rank_covariates
 from tokcaliper.stats.describe import Description, describe
 from tokcaliper.stats.resolution import (
     mde_quick,
@@ -27,10 +36,14 @@ from tokcaliper.stats.resolution import (
 )
 from tokcaliper.stats.verdict_gate import DEFAULT_NOISE_BAND
 
-__all__ = ["MIN_REPETITIONS", "MetricNoise", "NoiseFloorReport", "noise_floor"]
+__all__ = ["EXPLAIN_MIN_RHO", "MIN_REPETITIONS", "MetricNoise", "NoiseFloorReport", "explain_spread",
+           "noise_floor"]
 
 #: METHODS.md M1: "run one unchanged configuration at least 5 times".
 MIN_REPETITIONS = 5
+#: Smallest |Spearman ρ| at which a covariate is said to explain a metric's spread.
+#: With 4 runs only ρ = ±1 reaches an exact p below 0.1 (2/24); 0.8 at n ≥ 5.
+EXPLAIN_MIN_RHO = 0.8
 
 
 class MetricNoise(BaseModel):
@@ -48,6 +61,9 @@ class MetricNoise(BaseModel):
             Δ ≤ 1%: no verdict reachable).
         warnings: caveats for this metric.
         verdict: check "M1" with the arithmetic.
+        explained_by: the covariate that goes with the spread (|ρ| ≥
+            :data:`EXPLAIN_MIN_RHO`), None when none does or none was given.
+        explanation: that in one sentence (see the module docstring).
     """
 
     name: str
@@ -60,6 +76,8 @@ class MetricNoise(BaseModel):
     n_verdict_for_effect: int | None = None
     warnings: list[str] = Field(default_factory=list)
     verdict: Verdict
+    explained_by: CovariateRank | None = None
+    explanation: str | None = None
 
 
 class NoiseFloorReport(BaseModel):
@@ -150,7 +168,44 @@ def _one(name: str, values: Sequence[float], effect: float | None) -> MetricNois
                        verdict=verdict)
 
 
-def noise_floor(metrics: Mapping[str, Sequence[float]], effect: float | None = None) -> NoiseFloorReport:
+def explain_spread(name: str, values: Sequence[float], covariates: Mapping[str, Sequence[float | None]],
+                   cv: float | None = None) -> tuple[CovariateRank | None, str | None]:
+    """The covariate that goes with a metric's spread, and the sentence saying so (pure).
+
+    Args:
+        name: the metric's name (with unit).
+        values: its value per run.
+        covariates: covariate name → value per run (same order; None = unknown).
+        cv: the metric's CV, quoted at the start of the sentence when given.
+
+    Returns:
+        ``(rank, sentence)``, or ``(None, None)`` when no covariate other than run
+        order reaches ``|ρ| ≥`` :data:`EXPLAIN_MIN_RHO` (order has the drift test).
+
+    Raises:
+        InputError: a covariate of another length than ``values``.
+    """
+    if len(values) < 4 or not covariates:
+        return None, None
+    ranked, _ = rank_covariates(values, covariates)
+    best = next((r for r in ranked if r.measured != "order"), None)
+    if best is None or abs(best.rho) < EXPLAIN_MIN_RHO:
+        return None, None
+    col = covariates[best.name]
+    known = sorted((v, float(c)) for v, c in zip(values, col) if c is not None)
+    k = len(known) // 2
+    low = sum(c for _, c in known[:k]) / k
+    high = sum(c for _, c in known[-k:]) / k
+    head = f"CV {percent(cv)}: " if cv is not None else ""
+    sentence = (f"{head}{best.label} {num(low)} on average in the {k} lowest runs, {num(high)} in the {k} "
+                f"highest (ρ = {num(best.rho, 2, min_decimals=2, signed=True)} with {name}, n = {best.n}, "
+                f"p = {num(best.p, 2)} {best.p_method}): the spread is that covariate's as much as the "
+                "server's")
+    return best, sentence
+
+
+def noise_floor(metrics: Mapping[str, Sequence[float]], effect: float | None = None,
+                covariates: Mapping[str, Sequence[float | None]] | None = None) -> NoiseFloorReport:
     """Noise floor per metric of R repetitions of one configuration (METHODS.md M1).
 
     Args:
@@ -159,6 +214,9 @@ def noise_floor(metrics: Mapping[str, Sequence[float]], effect: float | None = N
             R may differ between metrics; every list must be non-empty and finite.
         effect: optional expected relative effect Δ (> 0), e.g. 0.05 for 5%;
             adds the runs per arm it needs (quick and power-based).
+        covariates: optional covariate name → value per repetition (same runs, same
+            order, as every metric list): a metric whose spread one of them
+            explains gets ``explanation`` (:func:`explain_spread`).
 
     Returns:
         :class:`NoiseFloorReport`; a metric with one value gets ``None`` for std,
@@ -173,6 +231,11 @@ def noise_floor(metrics: Mapping[str, Sequence[float]], effect: float | None = N
     if effect is not None and not (effect > 0):
         raise InputError(f"--effect must be > 0, got {effect:g}")
     items = [_one(str(name), vals, effect) for name, vals in metrics.items()]
+    for m, vals in zip(items, metrics.values()):
+        if covariates and len(vals) == len(next(iter(covariates.values()))):
+            m.explained_by, m.explanation = explain_spread(m.name, vals, covariates, m.description.cv)
+            if m.explanation:
+                m.verdict.arithmetic.append(m.explanation)
     report_warnings: list[str] = []
     for m in items:
         for w in m.warnings:

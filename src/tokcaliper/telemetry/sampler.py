@@ -51,6 +51,7 @@ __all__ = [
     "TelemetrySampler",
     "client_saturation",
     "default_backends",
+    "foreign_cpu",
     "measure_idle",
     "summarize",
     "summarize_device",
@@ -149,6 +150,86 @@ def client_saturation(
             return flag, (f"client CPU {span}{num(d.cpu_share_mean)} cores{peak} "
                           f"{'≥' if flag else '<'} {threshold_cores:g}: {verdict}")
     return None, None
+
+
+def foreign_cpu(samples: Sequence[TelemetrySample], n_cores: int | None = None,
+                window_s: float = CPU_SHARE_WINDOW_S) -> tuple[float | None, float | None, str | None]:
+    """Cores other processes used during a run: host busy cores − server − client (pure; issue 21).
+
+    Per tick (the samples of one tick share ``t_mono_s``): the host's busy cores over
+    the interval since the previous tick are ``utilization_pct / 100 × n_cores``
+    (``/proc/stat``); the server's and the client's are their CPU-time deltas over the
+    same interval (``/proc/<pid>/stat``). Cumulated over ticks, any span [a, b] gives
+    ``foreign = (ΔB − ΔS − ΔC) / (b − a)`` with B, S, C the cumulative busy, server and
+    client CPU seconds. A process that was not sampled counts 0 (its CPU is then in
+    the foreign figure: with ``--url`` the server is found by its listening port).
+
+    Args:
+        samples: one run's samples, time order.
+        n_cores: logical CPUs behind ``utilization_pct`` (default: the width of
+            ``core_utilization_pct``).
+        window_s: shortest span of the max (as the process share's max).
+
+    Returns:
+        ``(mean, max, line)`` in cores (clamped at 0: tick rounding can make the
+        difference slightly negative); all ``None`` without host CPU samples.
+
+    Raises:
+        Nothing.
+    """
+    ticks: dict[float, dict[str, TelemetrySample]] = {}
+    for s in samples:
+        if s.device in ("cpu", "server", "client"):
+            ticks.setdefault(s.t_mono_s, {})[s.device] = s
+    times = sorted(ticks)
+    width = n_cores or max((len(s.core_utilization_pct or ()) for s in samples if s.device == "cpu"),
+                           default=0)
+    if len(times) < 2 or not width or not any("cpu" in ticks[t] for t in times):
+        return None, None, None
+    busy, proc = [0.0], {"server": [0.0], "client": [0.0]}
+    last_cpu: dict[str, float | None] = {r: None for r in proc}
+    for r in proc:
+        first = ticks[times[0]].get(r)
+        last_cpu[r] = first.cpu_time_s if first is not None else None
+    seen = {r: False for r in proc}
+    for a, b in zip(times, times[1:]):
+        host = ticks[b].get("cpu")
+        u = host.utilization_pct if host is not None else None
+        busy.append(busy[-1] + (0.0 if u is None else u / 100.0 * width * (b - a)))
+        for r in proc:
+            s = ticks[b].get(r)
+            v = s.cpu_time_s if s is not None else None
+            d = 0.0
+            if v is not None and last_cpu[r] is not None and v >= last_cpu[r]:  # type: ignore[operator]
+                d = v - last_cpu[r]  # type: ignore[operator]
+                seen[r] = True
+            if v is not None:
+                last_cpu[r] = v
+            proc[r].append(proc[r][-1] + d)
+
+    def span(i: int, j: int) -> float:
+        dt = times[j] - times[i]
+        fb = busy[j] - busy[i] - sum(proc[r][j] - proc[r][i] for r in proc)
+        return max(0.0, fb / dt)
+
+    n = len(times) - 1
+    mean = span(0, n)
+    best: float | None = None
+    j = 0
+    for i in range(n):
+        j = max(j, i + 1)
+        while j < n and times[j] - times[i] < window_s:
+            j += 1
+        if times[j] - times[i] < window_s and best is not None:
+            break
+        v = span(i, j)
+        best = v if best is None or v > best else best
+    dur = times[n] - times[0]
+    parts = [f"host busy {num(busy[n] / dur)}"]
+    parts += [f"{r} {num(proc[r][n] / dur)}" if seen[r] else f"{r} not sampled" for r in proc]
+    line = (f"other processes {num(mean)} cores = {' − '.join(parts)} (mean over {num(dur)} s, "
+            f"{width} CPUs)")
+    return mean, best, line
 
 
 def summarize_device(info: DeviceInfo, samples: Iterable[TelemetrySample]) -> DeviceSummary:
@@ -284,6 +365,8 @@ def summarize(
         devices=[summarize_device(d, samples) for d in devices],
     )
     summary.client_saturated, summary.client_saturation = client_saturation(summary.devices)
+    (summary.foreign_cpu_cores_mean, summary.foreign_cpu_cores_max,
+     summary.foreign_cpu) = foreign_cpu(samples)
     if samples:
         summary.started_at_utc = _iso_utc(samples[0].t_wall_s)
         summary.ended_at_utc = _iso_utc(samples[-1].t_wall_s)

@@ -1,0 +1,40 @@
+"""Terminal view of a machine check (``tokcaliper doctor``; issue 21). Computes nothing."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+
+from tokcaliper.model.doctor import MachineCheck
+
+__all__ = ["render_check_warnings", "render_machine_check"]
+
+_MARK = {"ok": "[green]ok[/green]     ", "warn": "[yellow]warn[/yellow]   ",
+         "info": "info   ", "unknown": "[dim]unknown[/dim]"}
+
+
+def render_machine_check(console: Console, check: MachineCheck) -> None:
+    """One block per area: a line per finding (status, what was found), then under a
+    warning or a note why it matters and the command that would change it."""
+    areas = {"host": "host", "gpu": "GPU", "server": "server"}
+    for area, title in areas.items():
+        items = [f for f in check.findings if f.area == area]
+        if not items:
+            continue
+        console.print(f"[bold]{title}[/bold]")
+        for f in items:
+            console.print(f"  {_MARK[f.status]} {escape(f.found)}")
+            if f.status in ("warn", "info") and f.why:
+                console.print(f"           why: {escape(f.why)}")
+            if f.status in ("warn", "info") and f.fix:
+                console.print(f"           change: {escape(f.fix)}")
+    n = len(check.warnings)
+    console.print(f"{n} item(s) that can make runs differ; tokcaliper changes nothing itself."
+                  if n else "nothing found that would make runs differ.")
+
+
+def render_check_warnings(print_line, check: MachineCheck) -> None:  # type: ignore[no-untyped-def]
+    """Print one named warning per ``warn`` finding (before measuring)."""
+    for f in check.warnings:
+        print_line(f"[yellow]warning:[/yellow] machine-check {escape(f.code)}: {escape(f.found)}"
+                   + (f" — {escape(f.fix)}" if f.fix else ""))

@@ -1,0 +1,101 @@
+"""Foreign load beside a real llama-server bench (issue 21; marked ``server``).
+
+Four short runs against the shared llama-server, interleaved quiet / burning: before
+runs 2 and 4 the test starts bounded CPU burners (busy Python loops that end by
+themselves after 30 s and are killed after the run). The machine is shared with
+other work, so nothing is compared with an absolute "quiet": the runs with the
+burners must carry more foreign CPU than the runs without, the noise floor must
+name the foreign load, ``analyze``'s ranking must put it first, and no run may
+blame the client unless its own figures show it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tokcaliper.experiment.runner import RunPlace, RunSetup, measure_run
+from tokcaliper.load.monitor import CPU_BOUND_SHARE, LAG_BOUND_S
+from tokcaliper.load.prompts import builtin_prompts
+from tokcaliper.model.metrics import scalar_series
+from tokcaliper.model.run import LoadConfig
+from tokcaliper.stats.covariates import rank_covariates, run_covariates
+from tokcaliper.stats.gates import gate
+from tokcaliper.stats.noise import noise_floor
+from tokcaliper.store import Store
+from tokcaliper.telemetry import TelemetrySampler
+
+pytestmark = pytest.mark.server
+
+BURN = "import time\nt = time.time()\nwhile time.time() - t < 30: pass"
+THROUGHPUT = "aggregate_output_tok_s"
+
+
+def _burners() -> list[subprocess.Popen]:
+    # One busy loop per core: on a quiet host they take about half of the server's CPU.
+    n = os.cpu_count() or 2
+    return [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(n)]
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        p.kill()
+    for p in procs:
+        p.wait()
+
+
+def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_client(tmp_path, llama_server):
+    cores = os.cpu_count() or 2
+    load = os.getloadavg()[0]
+    if load > 1.5 * cores:
+        # Burners add foreign load only where some CPU is left to take. Seen on the shared
+        # 2-core host: at load 24, 1.83–1.84 foreign cores in every run with and without
+        # them; at load 4–6 the host was pegged (busy 2.00) and 1.49–1.61, unordered.
+        pytest.skip(f"host already saturated by other work (load {load:.1f} on {cores} cores): "
+                    "burners cannot add foreign load to compare")
+    setup = RunSetup(
+        load=LoadConfig(base_url=llama_server, concurrency=2, requests=6, warmup=1, max_tokens=8),
+        prompts=builtin_prompts(), telemetry=lambda: TelemetrySampler(interval_s=0.1),
+    )
+    runs, burning = [], [False, True, False, True]
+    with Store(tmp_path / "r.db") as store:
+        for i, burn in enumerate(burning):
+            procs = _burners() if burn else []
+            try:
+                run, _ = measure_run(setup, RunPlace(session="s", arm="a", repetition=i, position=i), store)
+            finally:
+                _stop(procs)
+            runs.append(store.get_run(run.id, with_requests=False))
+            print(f"run {i + 1} ({'burners' if burn else 'quiet'}): load {os.getloadavg()[0]:.2f}, "
+                  f"{run.metrics.wall_s:.2f} s", flush=True)
+
+    foreign = [r.telemetry.foreign_cpu_cores_mean for r in runs]
+    tput = [r.metrics.aggregate_output_tok_s for r in runs]
+    print("\nforeign cores", foreign, "throughput", tput, [r.telemetry.foreign_cpu for r in runs])
+    # The server was found by its port and watched: its CPU is not counted as foreign.
+    assert all(r.telemetry.device("server").cpu_share_mean is not None for r in runs)
+    # Runs with the burners carry the foreign load, more than each run without.
+    assert min(foreign[1], foreign[3]) > max(foreign[0], foreign[2])
+    # The covariate analyze ranks (same table, same ranking), first.
+    cov = run_covariates(runs)
+    ranked, _ = rank_covariates(tput, cov)
+    assert ranked[0].name == "foreign_cpu_cores" and ranked[0].rho < 0
+    # The noise floor names it in one sentence with ρ.
+    report = noise_floor(scalar_series([r.metrics for r in runs]), covariates=cov)
+    m = next(x for x in report.metrics if "throughput" in x.name and "aggregate" in x.name)
+    print(m.explanation)
+    assert m.explained_by is not None and m.explained_by.name == "foreign_cpu_cores"
+    assert m.explanation.startswith("CV ") and "other processes' CPU" in m.explanation
+    assert "ρ = -" in m.explanation  # slower with more foreign load
+    # A run during which foreign load crossed the bound is flagged like a throttled run.
+    gates = gate(runs)
+    for g, f in zip(gates, foreign):
+        assert any(x.code == "foreign_load" for x in g.reasons) == (f >= 0.5)
+    # No run blames the client unless its own lag or CPU share shows it.
+    for r in runs:
+        c = r.metrics.client
+        if any("the client, not the server" in x for x in c.limits):
+            assert c.loop_lag_s.p99 > LAG_BOUND_S or c.cpu_share > CPU_BOUND_SHARE
