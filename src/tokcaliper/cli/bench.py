@@ -203,7 +203,7 @@ def bench(
             slo_s=load_spec.slo_s, steady_state=load_spec.steady_state,
             input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed,
         )
-        host = collect_host_info()
+        host = collect_host_info(bandwidth=True)  # the roofline's measured bandwidth (issue 25)
         idle_power: dict[str, float] | None = None  # None: not measured
         if idle_seconds > 0 and telemetry_interval > 0:
             stderr.print(f"measuring idle power for {idle_seconds:g} s (M5)")

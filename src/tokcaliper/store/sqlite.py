@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from tokcaliper.errors import ExperimentBusy, InputError, StoreError
 from tokcaliper.model.metrics import get_metric, run_scalars
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics
+from tokcaliper.model.served import ServedModel
 from tokcaliper.model.telemetry import HostInfo, TelemetrySample, TelemetrySummary
 from tokcaliper.telemetry.raw import FORMAT as SAMPLES_FORMAT
 from tokcaliper.telemetry.raw import pack_samples, unpack_samples
@@ -31,7 +32,7 @@ from tokcaliper.processes import process_alive, process_start
 from tokcaliper.validation import explain
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _SCHEMA_V1 = """
     CREATE TABLE runs (
@@ -204,9 +205,16 @@ def _migrate_v5(conn: sqlite3.Connection) -> None:
     """)
 
 
+def _migrate_v6(conn: sqlite3.Connection) -> None:
+    """v5 → v6: column ``served_json`` of ``runs``: what the server said it serves
+    (model file, quantization, parameters; :class:`~tokcaliper.model.served.ServedModel`),
+    so that a stored run can be bounded by its roofline (issue 25). NULL for older runs."""
+    _execute_script(conn, "ALTER TABLE runs ADD COLUMN served_json TEXT")
+
+
 #: Schema version → the function that upgrades the previous version to it.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4, 5: _migrate_v5}
+    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4, 5: _migrate_v5, 6: _migrate_v6}
 
 
 class RunRow(BaseModel):
@@ -318,6 +326,7 @@ _TABLES = {1: {"runs", "run_scalars", "requests"},
 _TABLES[3] = _TABLES[2]  # v3 adds a column (runs.restart), no table
 _TABLES[4] = _TABLES[2]  # v4 adds columns to experiments, no table
 _TABLES[5] = _TABLES[2]  # v5 adds two columns to requests, no table
+_TABLES[6] = _TABLES[2]  # v6 adds runs.served_json, no table
 
 
 def _dumps(obj: object) -> str:
@@ -337,6 +346,7 @@ _JSON_FIELDS: dict[str, tuple[str, type[BaseModel] | None]] = {
     "counters_json": ("counters_delta", None),
     "config_json": ("config", LoadConfig),
     "metrics_json": ("metrics", RunMetrics),
+    "served_json": ("served", ServedModel),
 }
 _JSON_COLUMNS = list(_JSON_FIELDS)
 
