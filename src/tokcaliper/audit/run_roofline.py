@@ -95,7 +95,7 @@ def _device(run: Run) -> tuple[HardwareInfo, str | None, list[str]]:
         probe = host_figure(host, "host")
         mem = round(host.memory_total_bytes / 1e9, 1) if host.memory_total_bytes else None
         hw = HardwareInfo(gpu_name=host.cpu_model or "host CPU", device_kind="cpu", memory_gb=mem)
-        label = f"host CPU {host.cpu_model or '(model unknown)'} ({host.gpu_unavailable_reason or 'no GPU'})"
+        label = f"host CPU {host.cpu_model or '(model unknown)'} (no GPU seen by NVML)"
     if probe is not None:
         hw.bandwidth_measured_gb_s = probe.gb_s
         hw.bandwidth_measured_source = (f"tokcaliper probe at {host.timestamp_utc}: {probe.method}; "

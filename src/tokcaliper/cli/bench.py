@@ -290,6 +290,10 @@ def bench(
                   "invalid_reason": r.invalid_reason, "metrics": r.metrics} for r in runs],
         "noise_floor": report,
     }
+    from tokcaliper.audit.run_roofline import arm_rooflines
+    from tokcaliper.report.roofline_view import render_roofline, roofline_payload
+
+    payload["roofline"] = roofline_payload(arm_rooflines(all_runs))
     if restarts > 1:
         payload["restarts"] = splits
     if len(sweep) > 1:  # a sweep over rates: each rate's runs and noise floor
@@ -332,6 +336,7 @@ def bench(
             render_steady(console, rr)
             render_lengths(console, rr)
             render_telemetry(console, rr, wide=wide)
+            render_roofline(console, rr, wide=wide)  # issue 25
             for x in rr:
                 if not x.valid:
                     console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1} (#{x.id}) left out of the "

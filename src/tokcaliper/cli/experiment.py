@@ -113,11 +113,20 @@ def fail_if_nothing_valid(exp_id: str, store) -> None:  # type: ignore[no-untype
 
 def _show(exp_id: str, store, json_out: bool) -> None:  # type: ignore[no-untyped-def]
     from tokcaliper.experiment.analysis import analyze_experiment
+    from tokcaliper.audit.run_roofline import arm_rooflines
     from tokcaliper.report.experiment_view import render_experiment
-    from tokcaliper.report.output import emit
+    from tokcaliper.report.output import emit, to_jsonable
+    from tokcaliper.report.roofline_view import render_roofline, roofline_payload
 
     analysis = analyze_experiment(store, exp_id)
-    emit(analysis, json_out, lambda console: render_experiment(console, analysis))
+    arms = arm_rooflines(store.session_runs(exp_id))  # each arm against its roofline (issue 25)
+    payload = {**to_jsonable(analysis), "roofline": roofline_payload(arms)}
+
+    def render(console) -> None:  # type: ignore[no-untyped-def]
+        render_experiment(console, analysis)
+        render_roofline(console, [], arms=arms)
+
+    emit(payload, json_out, render)
 
 
 @experiment_app.command("run")

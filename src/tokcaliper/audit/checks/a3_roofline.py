@@ -151,7 +151,7 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
     n = rec.hardware.gpu_count
     mode = rec.hardware.split_mode
     if n == 1 or mode in ("none",):
-        parallel, split_line = 1, "one GPU"
+        parallel, split_line = 1, "the host CPU's memory" if rec.hardware.device_kind == "cpu" else "one GPU"
     elif mode in ("tensor", "row", "expert"):
         parallel, split_line = n, f"{mode} split over {n} GPUs: bandwidth × {n}"
     elif mode in ("layer", "pipeline"):
