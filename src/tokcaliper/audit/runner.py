@@ -136,6 +136,10 @@ def build_context(record: Record, options: AuditOptions | None = None) -> CheckC
 
     An unknown GPU is not an exception here: ``gpu_error`` carries the
     message ("unknown GPU 'X': give --bandwidth") and A2/A3 say n/a with it.
+    A record's measured bandwidth (``hardware.bandwidth_measured_gb_s``) is the
+    achievable figure unless ``--achievable-bandwidth`` is given, and stands even
+    when the GPU's spec sheet is not found; ``device_kind == "cpu"`` never
+    consults the GPU tables (:func:`_cpu_facts`).
     """
     opts = options or AuditOptions()
     gpu, err = None, None
@@ -147,9 +151,14 @@ def build_context(record: Record, options: AuditOptions | None = None) -> CheckC
             gpu = lookup_gpu(hw.gpu_name, opts.gpu)
         except UnknownGPUError as e:
             err = str(e)
+        measured_src = hw.bandwidth_measured_source or "measured, stated in the record"
         if gpu is not None and hw.bandwidth_measured_gb_s and gpu.achievable_gb_s is None:
-            gpu = replace(gpu, achievable_gb_s=hw.bandwidth_measured_gb_s,
-                          achievable_source=hw.bandwidth_measured_source or "measured, stated in the record")
+            gpu = replace(gpu, achievable_gb_s=hw.bandwidth_measured_gb_s, achievable_source=measured_src)
+        elif gpu is None and hw.bandwidth_measured_gb_s:  # the measured figure stands; the spec sheet is unknown
+            gpu = GPUFacts(name=hw.gpu_name or "unnamed GPU", bandwidth_gb_s=None,
+                           bandwidth_source=f"no spec sheet ({err})", achievable_gb_s=hw.bandwidth_measured_gb_s,
+                           achievable_source=measured_src, memory_gb=hw.memory_gb)
+            err = None
     host_bw, host_src = DEFAULT_HOST_BANDWIDTH_GB_S, "default: dual-channel DDR5-6400, 2 × 8 B × 6400 MT/s"
     if opts.host_bandwidth_gb_s is not None:
         host_bw, host_src = opts.host_bandwidth_gb_s, "--host-bandwidth"
