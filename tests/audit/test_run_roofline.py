@@ -17,7 +17,7 @@ from tokcaliper.store import Store
 
 SMOL = ServedModel(engine="llama.cpp", name="SmolLM2-135M-Instruct.Q4_1.gguf", path="/m/SmolLM2.gguf",
                    quantization="Q4_1", params_total=134515008.0, is_moe=False,
-                   params_source="GGUF header of SmolLM2-135M-Instruct.Q4_1.gguf (Σ tensor elements)",
+                   params_source="/v1/models meta.n_params (llama.cpp: Σ tensor elements of the loaded file)",
                    size_bytes=96576768, slots=4)
 
 
@@ -55,7 +55,7 @@ def test_cpu_run_bound_arithmetic_and_fraction():
     text = "\n".join(rr.arithmetic + rr.sources)
     assert "bytes per token = 0.1345e9 params [all (dense)] × 0.625 B = 0.0841 GB" in text
     assert "tokcaliper probe" in text and "no spec-sheet table for CPUs" in text
-    assert "GGUF header of SmolLM2" in text
+    assert "/v1/models meta.n_params" in text  # the file /m/SmolLM2.gguf is not readable here
     assert rr.batch == 1 and rr.aggregate_bound_tok_s is None  # one stream: no batch bound
 
 

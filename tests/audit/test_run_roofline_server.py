@@ -25,8 +25,9 @@ def test_run_roofline_equals_a3_for_the_same_file_quantisation_and_bandwidth(
     with Store(db) as s:
         run = s.get_run(out["runs"][0]["id"])
     assert run.served.quantization == "Q4_1" and run.served.path == str(smollm2_gguf)
-    assert "GGUF header" in run.served.params_source
+    assert run.served.params_total == 134515008  # llama.cpp's n_params: Σ tensor elements
     rr = run_roofline(run)
+    assert any("parameters in the run's record: GGUF header of SmolLM2" in s for s in rr.sources)
     assert arm["runs"][0]["bound_tok_s"] == pytest.approx(rr.bound_tok_s)
     assert 0 < rr.fraction <= 1
     # The audit, given the same model file, quantisation and bandwidth by hand, gives the same bound.

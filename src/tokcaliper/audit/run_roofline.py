@@ -11,8 +11,9 @@ Inputs of one run, each with its source:
 
 * bytes per token = parameters read per token × bytes per weight: the
   parameters from the GGUF header of the file the server loaded (llama.cpp
-  ``/props`` ``model_path``), else ``/v1/models`` ``meta.n_params``, else the
-  model-facts table by name; bytes per weight from the quantization the server
+  ``/props`` ``model_path``; read here with the audit's reader when the file is
+  readable, the one file access of this module), else ``/v1/models``
+  ``meta.n_params``, else the model-facts table by name; bytes per weight from the quantization the server
   names (``model_ftype``, A3's table);
 * bandwidth: the probe stored with the session (:mod:`tokcaliper.telemetry.bandwidth`;
   GPU 0 when NVML saw a GPU, else the host), preferred over the spec sheet,
@@ -30,15 +31,18 @@ parameter count, no bandwidth) is named, never guessed.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 
 from tokcaliper.audit.checks.a3_roofline import Roofline, compute_roofline
 from tokcaliper.audit.runner import build_context
+from tokcaliper.errors import TokcaliperError
 from tokcaliper.model.record import EngineInfo, HardwareInfo, ModelInfo, QuantInfo, Record
 from tokcaliper.model.run import Run
 from tokcaliper.numbers import num, percent
-from tokcaliper.telemetry.bandwidth import host_figure
 
 
 @dataclass
@@ -87,12 +91,12 @@ def _device(run: Run) -> tuple[HardwareInfo, str | None, list[str]]:
         return HardwareInfo(), None, ["device: the run stores no host information"]
     if host.gpus:
         g = host.gpus[0]
-        probe = host_figure(host, f"gpu{g.index}")
+        probe = host.bandwidth_of(f"gpu{g.index}")
         hw = HardwareInfo(gpu_name=g.name, gpu_count=len(host.gpus), device_kind="gpu",
                           split_mode="none" if len(host.gpus) == 1 else None)
         label = f"gpu{g.index} {g.name or '(unnamed)'} (NVML; the server is taken to run on it)"
     else:
-        probe = host_figure(host, "host")
+        probe = host.bandwidth_of("host")
         mem = round(host.memory_total_bytes / 1e9, 1) if host.memory_total_bytes else None
         hw = HardwareInfo(gpu_name=host.cpu_model or "host CPU", device_kind="cpu", memory_gb=mem)
         label = f"host CPU {host.cpu_model or '(model unknown)'} (no GPU seen by NVML)"
@@ -101,6 +105,26 @@ def _device(run: Run) -> tuple[HardwareInfo, str | None, list[str]]:
         hw.bandwidth_measured_source = (f"tokcaliper probe at {host.timestamp_utc}: {probe.method}; "
                                         f"spread {percent(probe.spread)}")
     return hw, label, []
+
+
+@lru_cache(maxsize=16)
+def _gguf_params(path: str, size: int, mtime_ns: int) -> tuple[float | None, float | None, bool | None, str]:
+    from tokcaliper.audit.importers.model_files import read_model_file
+
+    pf = read_model_file(Path(path))
+    return pf.total, pf.active, pf.is_moe, pf.total_source
+
+
+def model_file_params(path: str | None) -> tuple[float | None, float | None, bool | None, str | None]:
+    """``(total, active, is_moe, source)`` from the GGUF header of ``path`` when it is readable
+    here (the audit's own reader, cached by size and mtime); all None otherwise."""
+    if not path or not path.lower().endswith(".gguf"):
+        return None, None, None, None
+    try:
+        st = os.stat(path)
+        return _gguf_params(path, st.st_size, st.st_mtime_ns)
+    except (OSError, TokcaliperError):
+        return None, None, None, None
 
 
 def run_record(run: Run) -> Record:
@@ -113,14 +137,14 @@ def run_record(run: Run) -> Record:
     served = run.served
     m = run.metrics
     hw, _, _ = _device(run)
-    params_total = served.params_total if served else None
+    total, active, moe, psrc = model_file_params(served.path if served else None)
+    if total is None and served is not None:
+        total, active, moe, psrc = served.params_total, served.params_active, served.is_moe, served.params_source
     return Record(
         id=f"tokcaliper run {run.id}" if run.id is not None else "tokcaliper run",
         date=run.started_at[:10],
         model=ModelInfo(name=(served.name if served and served.name else None) or run.config.model,
-                        params_total=params_total,
-                        params_active=served.params_active if served and served.is_moe else None,
-                        is_moe=served.is_moe if served else None),
+                        params_total=total, params_active=active if moe else None, is_moe=moe),
         hardware=hw,
         engine=EngineInfo(name=served.engine if served else None, version=run.server_version),
         quantization=QuantInfo(weights=served.quantization if served else None),
@@ -130,7 +154,7 @@ def run_record(run: Run) -> Record:
         tok_s_decode=m.per_stream_decode_tok_s_mean or None,
         tok_s_aggregate=m.aggregate_output_tok_s or None,
         notes=(f"exported from tokcaliper run {run.id} (session {run.session}, arm {run.arm}); "
-               f"parameters: {served.params_source if served else 'not read'}"),
+               f"parameters: {psrc or 'not read'}"),
         provenance={"importer": "tokcaliper run", "run_id": run.id, "session": run.session, "arm": run.arm},
     )
 
@@ -158,8 +182,8 @@ def _missing(run: Run, record: Record, ctx) -> list[str]:  # type: ignore[no-unt
 def run_roofline(run: Run) -> RunRoofline:
     """The run's per-stream and aggregate decode rates against their rooflines (module docstring).
 
-    Pure (the facts were read when the run was measured). Never raises: a
-    missing fact is named in ``missing``.
+    Pure apart from reading the model file's GGUF header (the other facts were
+    read when the run was measured). Never raises: a missing fact is named in ``missing``.
     """
     out = RunRoofline(run_id=run.id, arm=run.arm)
     record = run_record(run)
@@ -216,8 +240,10 @@ def _fill(out: RunRoofline, run: Run, roof: Roofline, ctx) -> None:  # type: ign
                            f"{num(run.served.params_total / 1e9, 4)}e9 params = {num(avg, 3)} B per weight on "
                            f"average (/v1/models meta.size; the quantization's {num(roof.bytes_per_param, 3)} B "
                            "is the audit's figure)")
-    if run.served and run.served.params_source:
-        out.sources.append(f"parameters in the run's record: {run.served.params_source}")
+    psrc = model_file_params(run.served.path if run.served else None)[3] or (run.served.params_source
+                                                                            if run.served else None)
+    if psrc:
+        out.sources.append(f"parameters in the run's record: {psrc}")
 
 
 @dataclass

@@ -165,6 +165,10 @@ class HostInfo(BaseModel):
     bandwidth: list[BandwidthProbe] = Field(default_factory=list)
     missing: dict[str, str] = Field(default_factory=dict)
 
+    def bandwidth_of(self, device: str) -> BandwidthProbe | None:
+        """The stored probe of ``device`` (``"host"``, ``"gpu0"``…) that has a figure, or None."""
+        return next((p for p in self.bandwidth if p.device == device and p.gb_s is not None), None)
+
 
 class DeviceInfo(BaseModel):
     """A device a telemetry back-end samples.

@@ -2,9 +2,9 @@
 
 llama.cpp's ``llama-server`` answers ``GET /props`` with ``model_path``,
 ``model_ftype`` (``"Q4_1"``) and ``total_slots``, and ``GET /v1/models`` with
-``meta.n_params`` and ``meta.size`` (bytes of the tensors). When the model file
-is readable here its GGUF header gives exact counts, MoE experts included
-(:func:`tokcaliper.audit.importers.read_model_file`, the audit's own reader).
+``meta.n_params`` (Σ tensor elements) and ``meta.size`` (bytes of the tensors).
+The GGUF header of the file (MoE experts included) is read at audit time by the
+audit's own reader, where the file is readable (:mod:`tokcaliper.audit.run_roofline`).
 Other servers (vLLM, SGLang) give the model id only: the model-facts table
 then identifies it by name at audit time, and the quantization stays unknown
 (``missing`` says so).
@@ -14,14 +14,10 @@ Never raises: a server that does not answer leaves the facts None, with the reas
 
 from __future__ import annotations
 
-import os
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tokcaliper.errors import TokcaliperError
 from tokcaliper.model.served import ServedModel
 
 
@@ -36,30 +32,6 @@ def _get_json(url: str, timeout_s: float) -> tuple[Any, str | None]:
         return r.json(), None
     except (ValueError, RecursionError):
         return None, f"{url} did not answer JSON"
-
-
-@lru_cache(maxsize=16)
-def _gguf_params(path: str, size: int, mtime_ns: int) -> tuple[float | None, float | None, bool | None, str]:
-    """Parameter counts from the GGUF header of ``path`` (cached by size and mtime)."""
-    from tokcaliper.audit.importers.model_files import read_model_file
-
-    pf = read_model_file(Path(path))
-    return pf.total, pf.active, pf.is_moe, pf.total_source
-
-
-def model_file_facts(path: str) -> tuple[float | None, float | None, bool | None, str | None, str | None]:
-    """``(total, active, is_moe, source, why not)`` from a local GGUF file; why not when unreadable."""
-    if not path.lower().endswith(".gguf"):
-        return None, None, None, None, f"{path} is not a GGUF file"
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        return None, None, None, None, f"model file {path} not readable here ({e.strerror})"
-    try:
-        total, active, moe, src = _gguf_params(path, st.st_size, st.st_mtime_ns)
-    except TokcaliperError as e:
-        return None, None, None, None, str(e)
-    return total, active, moe, src, None
 
 
 def read_served(base_url: str, model: str | None = None, timeout_s: float = 5.0) -> ServedModel:
@@ -96,20 +68,14 @@ def read_served(base_url: str, model: str | None = None, timeout_s: float = 5.0)
     size = meta.get("size")
     if isinstance(size, int) and not isinstance(size, bool) and size > 0:
         out.size_bytes = size
-    why_file = None
-    if out.path:
-        total, active, moe, src, why_file = model_file_facts(out.path)
-        if total:
-            out.params_total, out.params_active, out.is_moe, out.params_source = total, active, moe, src
     n_params = meta.get("n_params")
-    if out.params_total is None and isinstance(n_params, (int, float)) and not isinstance(n_params, bool) \
-            and n_params > 0:
+    if isinstance(n_params, (int, float)) and not isinstance(n_params, bool) and n_params > 0:
         out.params_total = float(n_params)
-        out.params_source = f"{root}/v1/models meta.n_params" + (f" ({why_file})" if why_file else "")
+        out.params_source = "/v1/models meta.n_params (llama.cpp: Σ tensor elements of the loaded file)"
     if out.quantization is None:
         out.missing["quantization"] = (why_props or "the server's /props gives no model_ftype "
                                        "(not llama.cpp): bytes per weight unknown")
     if out.params_total is None:
-        out.missing["parameters"] = why_file or why_models or (
+        out.missing["parameters"] = why_models or (
             "the server gives no parameter count: the model-facts table is tried by name")
     return out

@@ -209,12 +209,3 @@ def probe_machine(host: HostInfo, gpu: Callable[..., BandwidthProbe] = probe_gpu
         out.append(BandwidthProbe(device="gpu", skipped=f"GPU probe not run: {host.gpu_unavailable_reason or 'no GPU'}"))
     return out
 
-
-def host_figure(host: HostInfo | None, device: str = "host") -> BandwidthProbe | None:
-    """The stored probe of ``device`` that has a figure, or None."""
-    if host is None:
-        return None
-    for p in host.bandwidth:
-        if p.device == device and p.gb_s is not None:
-            return p
-    return None
