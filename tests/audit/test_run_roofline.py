@@ -93,7 +93,7 @@ def test_unknown_fact_is_named(served, h, needle):
 def test_no_host_names_the_device():
     run = make_run()
     run.host = None
-    assert run_roofline(run).missing == ["device: the run stores no host information"]
+    assert run_roofline(run).missing == ["device: the run stores no host information"]  # bandwidth not repeated
 
 
 def test_arm_fraction_spread_across_runs():

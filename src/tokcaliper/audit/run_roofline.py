@@ -187,11 +187,10 @@ def run_roofline(run: Run) -> RunRoofline:
     """
     out = RunRoofline(run_id=run.id, arm=run.arm)
     record = run_record(run)
-    _, out.device, out.missing = _device(run)
-    if out.missing:
-        return out
+    _, out.device, no_device = _device(run)
     ctx = build_context(record)
-    out.missing = _missing(run, record, ctx)
+    out.missing = no_device + [m for m in _missing(run, record, ctx)
+                               if not (no_device and m.startswith("memory bandwidth"))]
     if out.missing:
         return out
     roof, why = compute_roofline(ctx)
@@ -279,9 +278,12 @@ def _mean_sd(xs: list[float]) -> tuple[float | None, float | None]:
     return mean, (sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
 
 
-def arm_rooflines(runs: Sequence[Run]) -> list[ArmRoofline]:
-    """Per arm (in first-seen order), the valid measured runs' fractions of their rooflines. Pure."""
-    arms: dict[str, list[RunRoofline]] = {}
+def arm_rooflines(runs: Sequence[Run], order: Sequence[str] = ()) -> list[ArmRoofline]:
+    """Per arm, the valid measured runs' fractions of their rooflines. Pure.
+
+    Arms come in ``order`` (an experiment's arms as its file lists them), then the rest as first seen.
+    """
+    arms: dict[str, list[RunRoofline]] = {a: [] for a in order if any(r.arm == a for r in runs)}
     for r in runs:
         if r.valid and not r.warmup_run:
             arms.setdefault(r.arm, []).append(run_roofline(r))

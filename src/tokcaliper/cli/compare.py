@@ -117,7 +117,8 @@ def compare_cmd(
 
         with Store(db, create=False) as store:
             analysis = analyze_experiment(store, experiment)  # type: ignore[arg-type]
-            arms = arm_rooflines(store.session_runs(analysis.id))  # issue 25
+            arms = arm_rooflines(store.session_runs(analysis.id),  # issue 25
+                                 [a.get("name") for a in store.get_experiment(analysis.id).spec.get("arms", [])])
         payload = {"experiment": analysis.id, "comparisons": analysis.comparisons,
                    "sequential": analysis.sequential, "governs": analysis.governs,
                    "roofline": roofline_payload(arms)}

@@ -119,7 +119,8 @@ def _show(exp_id: str, store, json_out: bool) -> None:  # type: ignore[no-untype
     from tokcaliper.report.roofline_view import render_roofline, roofline_payload
 
     analysis = analyze_experiment(store, exp_id)
-    arms = arm_rooflines(store.session_runs(exp_id))  # each arm against its roofline (issue 25)
+    arms = arm_rooflines(store.session_runs(exp_id),  # each arm against its roofline (issue 25)
+                         [a.get("name") for a in store.get_experiment(exp_id).spec.get("arms", [])])
     payload = {**to_jsonable(analysis), "roofline": roofline_payload(arms)}
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
