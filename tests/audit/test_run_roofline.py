@@ -51,10 +51,13 @@ def test_cpu_run_bound_arithmetic_and_fraction():
     assert rr.bound_tok_s == pytest.approx(20.0 / weight_gb)
     assert rr.per_stream_tok_s == pytest.approx(16.0)
     assert rr.fraction == pytest.approx(16.0 / (20.0 / weight_gb))
-    assert rr.measured_gb_s == 20.0 and rr.spec_gb_s is None
+    assert rr.measured_gb_s == 20.0 and rr.spec_gb_s == 102.4  # no CPU table: A3's assumed host figure
+    assert "A3's assumed host bandwidth" in rr.spec_source
+    assert rr.spec_fraction == pytest.approx(rr.fraction * 20.0 / 102.4)
     text = "\n".join(rr.arithmetic + rr.sources)
     assert "bytes per token = 0.1345e9 params [all (dense)] × 0.625 B = 0.0841 GB" in text
     assert "tokcaliper probe" in text and "no spec-sheet table for CPUs" in text
+    assert "at the spec sheet's 102.4 GB/s" in text
     assert "/v1/models meta.n_params" in text  # the file /m/SmolLM2.gguf is not readable here
     assert rr.batch == 1 and rr.aggregate_bound_tok_s is None  # one stream: no batch bound
 

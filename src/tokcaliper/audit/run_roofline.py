@@ -38,6 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tokcaliper.audit.checks.a3_roofline import Roofline, compute_roofline
+from tokcaliper.audit.memory import DEFAULT_HOST_BANDWIDTH_GB_S
 from tokcaliper.audit.runner import build_context
 from tokcaliper.errors import TokcaliperError
 from tokcaliper.model.record import EngineInfo, HardwareInfo, ModelInfo, QuantInfo, Record
@@ -58,6 +59,8 @@ class RunRoofline:
         measured_gb_s / spec_gb_s: the bandwidth used (measured) and the spec-sheet
             figure beside it (None: no spec sheet), GB/s.
         spec_bound_tok_s / spec_fraction: the same at the spec-sheet bandwidth.
+        spec_source: where the spec-sheet figure comes from (for a host CPU, which has
+            no table: A3's assumed host bandwidth, said as such).
         batch: streams one batch step serves, B = min(concurrency, slots).
         aggregate_tok_s / aggregate_bound_tok_s / aggregate_fraction: the run's aggregate
             output rate, B × roofline and their ratio (None when B = 1).
@@ -75,6 +78,7 @@ class RunRoofline:
     spec_gb_s: float | None = None
     spec_bound_tok_s: float | None = None
     spec_fraction: float | None = None
+    spec_source: str | None = None
     batch: int = 1
     aggregate_tok_s: float | None = None
     aggregate_bound_tok_s: float | None = None
@@ -211,14 +215,21 @@ def _fill(out: RunRoofline, run: Run, roof: Roofline, ctx) -> None:  # type: ign
     out.sources = list(roof.sources)
     if ctx.gpu.achievable_gb_s is None:  # no probe: the spec sheet is the bandwidth
         out.arithmetic.append("bandwidth not measured (no probe stored with the run): the spec sheet is used")
-    elif out.spec_gb_s:
-        out.spec_bound_tok_s = roof.bound_tok_s * out.spec_gb_s / ctx.gpu.achievable_gb_s
-        out.spec_fraction = roof.claim_tok_s / out.spec_bound_tok_s
-        out.arithmetic.append(
-            f"at the spec sheet's {num(out.spec_gb_s, 4)} GB/s: roofline {num(out.spec_bound_tok_s, 3)} tok/s, "
-            f"fraction {num(out.spec_fraction, 3)}")
     else:
-        out.arithmetic.append(f"spec sheet: none ({ctx.gpu.bandwidth_source})")
+        out.spec_source = ctx.gpu.bandwidth_source
+        if not out.spec_gb_s and run.host is not None and not run.host.gpus:
+            # no CPU table: the audit's assumed host bandwidth stands in, said as such
+            out.spec_gb_s = DEFAULT_HOST_BANDWIDTH_GB_S
+            out.spec_source = ("no spec-sheet table for CPUs; A3's assumed host bandwidth: dual-channel "
+                               "DDR5-6400, 2 × 8 B × 6400 MT/s")
+        if out.spec_gb_s:
+            out.spec_bound_tok_s = roof.bound_tok_s * out.spec_gb_s / ctx.gpu.achievable_gb_s
+            out.spec_fraction = roof.claim_tok_s / out.spec_bound_tok_s
+            out.arithmetic.append(
+                f"at the spec sheet's {num(out.spec_gb_s, 4)} GB/s ({out.spec_source}): roofline "
+                f"{num(out.spec_bound_tok_s, 3)} tok/s, fraction {num(out.spec_fraction, 3)}")
+        else:
+            out.arithmetic.append(f"spec sheet: none ({ctx.gpu.bandwidth_source})")
     slots = run.served.slots if run.served else None
     c = run.config.concurrency
     out.batch = max(1, min(c, slots) if slots else c)
