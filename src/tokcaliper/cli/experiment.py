@@ -79,7 +79,7 @@ def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_
     with progress:
         result = execute_experiment(
             exp_id, spec, store, base_dir=source_dir, on_mismatch=on_mismatch,  # type: ignore[arg-type]
-            events=events, telemetry=telemetry, idle_power=idle, host=collect_host_info(bandwidth=True),
+            events=events, telemetry=telemetry, idle_power=idle, host=lambda: collect_host_info(bandwidth=True),
         )
     if result.already_decided and result.decision is not None:
         stderr.print(f"experiment {exp_id} is already decided, nothing to measure: "
