@@ -21,7 +21,7 @@ Two batch views keep the warnings meaningful:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from tokcaliper.errors import EXIT_AUDIT_FAIL
 from tokcaliper.audit.checks import RECORD_CHECKS, CheckContext, a4_batch_curve
 from tokcaliper.audit.checks._common import na, num, worst
-from tokcaliper.audit.facts.gpus import GPUOverrides, UnknownGPUError, lookup_gpu
+from tokcaliper.audit.facts.gpus import GPUFacts, GPUOverrides, UnknownGPUError, lookup_gpu
 from tokcaliper.audit.facts.params import ParamFacts, resolve_params
 from tokcaliper.audit.facts.quant import bits_per_weight
 from tokcaliper.audit.launch import parse_launch
@@ -136,19 +136,54 @@ def build_context(record: Record, options: AuditOptions | None = None) -> CheckC
 
     An unknown GPU is not an exception here: ``gpu_error`` carries the
     message ("unknown GPU 'X': give --bandwidth") and A2/A3 say n/a with it.
+    A record's measured bandwidth (``hardware.bandwidth_measured_gb_s``) is the
+    achievable figure unless ``--achievable-bandwidth`` is given, and stands even
+    when the GPU's spec sheet is not found; ``device_kind == "cpu"`` never
+    consults the GPU tables (:func:`_cpu_facts`).
     """
     opts = options or AuditOptions()
     gpu, err = None, None
-    try:
-        gpu = lookup_gpu(record.hardware.gpu_name, opts.gpu)
-    except UnknownGPUError as e:
-        err = str(e)
+    hw = record.hardware
+    if hw.device_kind == "cpu":
+        gpu, err = _cpu_facts(record, opts.gpu)
+    else:
+        try:
+            gpu = lookup_gpu(hw.gpu_name, opts.gpu)
+        except UnknownGPUError as e:
+            err = str(e)
+        measured_src = hw.bandwidth_measured_source or "measured, stated in the record"
+        if gpu is not None and hw.bandwidth_measured_gb_s and gpu.achievable_gb_s is None:
+            gpu = replace(gpu, achievable_gb_s=hw.bandwidth_measured_gb_s, achievable_source=measured_src)
+        elif gpu is None and hw.bandwidth_measured_gb_s:  # the measured figure stands; the spec sheet is unknown
+            gpu = GPUFacts(name=hw.gpu_name or "unnamed GPU", bandwidth_gb_s=None,
+                           bandwidth_source=f"no spec sheet ({err})", achievable_gb_s=hw.bandwidth_measured_gb_s,
+                           achievable_source=measured_src, memory_gb=hw.memory_gb)
+            err = None
     host_bw, host_src = DEFAULT_HOST_BANDWIDTH_GB_S, "default: dual-channel DDR5-6400, 2 × 8 B × 6400 MT/s"
     if opts.host_bandwidth_gb_s is not None:
         host_bw, host_src = opts.host_bandwidth_gb_s, "--host-bandwidth"
     return CheckContext(record=record, gpu=gpu, gpu_error=err, quant=bits_per_weight(record.quantization.weights),
                         params=resolve_params(record, opts.model_file), launch=parse_launch(record.launch_command),
                         host_bandwidth_gb_s=host_bw, host_bandwidth_source=host_src)
+
+
+def _cpu_facts(record: Record, ov: GPUOverrides) -> tuple[GPUFacts | None, str | None]:
+    """The host CPU as the device: its bandwidth from ``--achievable-bandwidth`` / ``--bandwidth``
+    or the record's measured figure, never from the GPU tables (a CPU name must not match a GPU row)."""
+    hw = record.hardware
+    name = hw.gpu_name or "host CPU"
+    spec = ov.get(ov.bandwidth, name)
+    ach = ov.get(ov.achievable, name)
+    ach_src = "--achievable-bandwidth"
+    if ach is None and hw.bandwidth_measured_gb_s:
+        ach, ach_src = hw.bandwidth_measured_gb_s, hw.bandwidth_measured_source or "measured, stated in the record"
+    if spec is None and ach is None:
+        return None, (f"no memory bandwidth known for the host CPU {name!r}: no spec-sheet table for CPUs and "
+                      "no measured figure (give --achievable-bandwidth)")
+    return GPUFacts(name=name, bandwidth_gb_s=spec,
+                    bandwidth_source="user override --bandwidth" if spec is not None
+                    else "no spec-sheet table for CPUs (host memory)",
+                    achievable_gb_s=ach, achievable_source=ach_src, memory_gb=hw.memory_gb), None
 
 
 def audit_record(record: Record, options: AuditOptions | None = None) -> list[Verdict]:

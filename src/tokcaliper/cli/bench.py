@@ -232,7 +232,7 @@ def bench(
 
         cfg = load_spec.to_load_config(base_url, model=discover_model(base_url))
         requests = cfg.requests
-        host = collect_host_info()
+        host = collect_host_info(bandwidth=True)  # the roofline's measured bandwidth (issue 25)
         # The quick machine check (issue 21): stored with every run, its warnings named before measuring.
         host.machine_check = machine_check(
             base_url, quick=True, unique_prompts=unique_prompts,
@@ -313,6 +313,10 @@ def bench(
                   "invalid_reason": r.invalid_reason, "metrics": r.metrics} for r in runs],
         "noise_floor": report,
     }
+    from tokcaliper.audit.run_roofline import arm_rooflines
+    from tokcaliper.report.roofline_view import render_roofline, roofline_payload
+
+    payload["roofline"] = roofline_payload(arm_rooflines(all_runs))
     if restarts > 1:
         payload["restarts"] = splits
     if cfg.trace is not None:  # the block size and scaling each run used, its dispatch delay and cache use
@@ -387,6 +391,7 @@ def render_level(console, arm: str, runs, report, wide: bool) -> None:  # type: 
     from tokcaliper.report.run_view import (
         render_client, render_lengths, render_stream_warnings, render_telemetry, runs_table)
     from tokcaliper.report.prefix_cache_view import render_prefix_cache
+    from tokcaliper.report.roofline_view import render_roofline
     from tokcaliper.report.slo_view import render_slo, render_steady
 
     console.print(runs_table(runs, wide=wide))
@@ -401,6 +406,7 @@ def render_level(console, arm: str, runs, report, wide: bool) -> None:  # type: 
     render_lengths(console, runs)
     render_prefix_cache(console, runs)
     render_telemetry(console, runs, wide=wide)
+    render_roofline(console, runs, wide=wide)  # issue 25
     for x in runs:
         if not x.valid:
             console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1} (#{x.id}) left out of the "

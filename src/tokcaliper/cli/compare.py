@@ -140,14 +140,19 @@ def compare_cmd(
     display = _names(names, "--names") or ("A", "B")
 
     if mode == "--experiment":
+        from tokcaliper.audit.run_roofline import arm_rooflines
         from tokcaliper.experiment.analysis import analyze_experiment
         from tokcaliper.report.compare_view import render_multi
+        from tokcaliper.report.roofline_view import render_roofline, roofline_payload
         from tokcaliper.store import Store
 
         with Store(db, create=False) as store:
             analysis = analyze_experiment(store, experiment)  # type: ignore[arg-type]
+            arms = arm_rooflines(store.session_runs(analysis.id),  # issue 25
+                                 [a.get("name") for a in store.get_experiment(analysis.id).spec.get("arms", [])])
         payload = {"experiment": analysis.id, "comparisons": analysis.comparisons,
-                   "sequential": analysis.sequential, "governs": analysis.governs}
+                   "sequential": analysis.sequential, "governs": analysis.governs,
+                   "roofline": roofline_payload(arms)}
 
         def render(console) -> None:  # type: ignore[no-untyped-def]
             from tokcaliper.report.experiment_view import render_sequential
@@ -159,6 +164,7 @@ def compare_cmd(
                                   markup=False)
                 else:
                     render_multi(c.metrics, console)
+            render_roofline(console, [], arms=arms)
 
         emit(payload, as_json, render)
         return

@@ -78,10 +78,16 @@ def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_
             return TelemetrySampler(interval_s=interval).measure_idle(spec.load.idle_seconds)
         return {}
 
-    host = collect_host_info()
     # The quick machine check (issue 21), before any arm's server starts: stored with every run.
-    host.machine_check = machine_check(quick=True, unique_prompts=spec.load.unique_prompts)
-    render_check_warnings(stderr.print, host.machine_check)
+    check = machine_check(quick=True, unique_prompts=spec.load.unique_prompts)
+    render_check_warnings(stderr.print, check)
+
+    def host():  # type: ignore[no-untyped-def]
+        # Called once the experiment is claimed: the bandwidth probe (issue 25) takes a second
+        # or more, which a second `resume` must not spend before learning it is not the holder.
+        info = collect_host_info(bandwidth=True)
+        info.machine_check = check
+        return info
     with progress:
         result = execute_experiment(
             exp_id, spec, store, base_dir=source_dir, on_mismatch=on_mismatch,  # type: ignore[arg-type]
@@ -119,11 +125,21 @@ def fail_if_nothing_valid(exp_id: str, store) -> None:  # type: ignore[no-untype
 
 def _show(exp_id: str, store, json_out: bool) -> None:  # type: ignore[no-untyped-def]
     from tokcaliper.experiment.analysis import analyze_experiment
+    from tokcaliper.audit.run_roofline import arm_rooflines
     from tokcaliper.report.experiment_view import render_experiment
-    from tokcaliper.report.output import emit
+    from tokcaliper.report.output import emit, to_jsonable
+    from tokcaliper.report.roofline_view import render_roofline, roofline_payload
 
     analysis = analyze_experiment(store, exp_id)
-    emit(analysis, json_out, lambda console: render_experiment(console, analysis))
+    arms = arm_rooflines(store.session_runs(exp_id),  # each arm against its roofline (issue 25)
+                         [a.get("name") for a in store.get_experiment(exp_id).spec.get("arms", [])])
+    payload = {**to_jsonable(analysis), "roofline": roofline_payload(arms)}
+
+    def render(console) -> None:  # type: ignore[no-untyped-def]
+        render_experiment(console, analysis)
+        render_roofline(console, [], arms=arms)
+
+    emit(payload, json_out, render)
 
 
 @experiment_app.command("run")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -72,8 +73,19 @@ def show(
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
     wide: Annotated[bool, typer.Option("--wide", help=WIDE_HELP)] = False,
+    record: Annotated[bool, typer.Option(
+        "--record", help="Print the run as an audit record (JSON; `tokcaliper audit FILE` reads it and "
+                         "gives the same roofline as the run's own, docs/roofline.md).")] = False,
 ) -> None:
     """Print one stored run: provenance, configuration, metrics and latency percentiles."""
+    if record:
+        from tokcaliper.audit.run_roofline import run_record
+
+        with open_existing(db) as store:
+            run = store.get_run(run_id, with_requests=False)
+        rec = run_record(run).model_dump(mode="json", exclude_none=True, exclude={"provenance"})
+        print(json.dumps(rec, indent=2, ensure_ascii=False))
+        return
     with open_existing(db) as store:
         run = store.get_run(run_id, with_requests=requests or not json_out)
     payload = run if (requests or not json_out) else run.model_copy(update={"requests": []})

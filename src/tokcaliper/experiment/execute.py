@@ -245,7 +245,9 @@ def execute_experiment(
         events: live-display callbacks.
         telemetry: factory of a fresh telemetry sampler per run (None: off).
         idle_power: measures idle power once, before the first run (M5).
-        host: host information stored with every run.
+        host: host information stored with every run, or a function giving it, called once
+            the claim is held (its bandwidth probe takes ~1 s: a second process must not
+            spend it before it learns that another one holds the experiment).
         command_line: provenance stored with every run.
 
     Returns:
@@ -286,6 +288,8 @@ def _execute_claimed(
     host: object | None, command_line: str | None,
 ) -> ExperimentResult:
     """:func:`execute_experiment` once this process holds the experiment's claim."""
+    if callable(host):
+        host = host()
     prompts = _experiment_prompts(exp_id, spec, store, base_dir)
     command_line = command_line or shlex.join(["tokcaliper", *sys.argv[1:]])
 

@@ -32,6 +32,7 @@ from tokcaliper.model.timestamps import utc_now_iso
 from tokcaliper.servers.counters import counter_delta, counters_error, read_counters
 from tokcaliper.servers.managed import ManagedServer
 from tokcaliper.processes import listening_pid
+from tokcaliper.servers.served import read_served
 from tokcaliper.store import Store
 
 
@@ -318,6 +319,7 @@ def measure_run(
     finally:
         if synth is not None:
             synth.close()
+    served = read_served(load.base_url, load.model)  # model file and quantization, for the roofline (issue 25)
     before = read_counters(load.base_url)
     sampler = setup.telemetry() if setup.telemetry else nullcontext()
     proc = getattr(setup.server, "proc", None)
@@ -368,7 +370,7 @@ def measure_run(
         session=place.session, arm=place.arm, repetition=place.repetition, position=place.position,
         rest_s=None if place.previous_end is None else start_mono - place.previous_end,
         warmup_run=place.warmup_run, valid=valid, invalid_reason=invalid_reason,
-        readback=place.readback, restart=place.restart, started_at=started, finished_at=finished,
+        readback=place.readback, restart=place.restart, served=served, started_at=started, finished_at=finished,
         command_line=setup.command_line,
         server_command=setup.server.command_line if setup.server else None,
         server_version=setup.server_version, tool_version=__version__, host=setup.host,

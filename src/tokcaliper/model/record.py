@@ -71,6 +71,12 @@ class HardwareInfo(BaseModel):
             (GPUs read their shares in parallel), ``none`` (one GPU).
         memory_gb: total accelerator memory over all GPUs, GB.
         power_limit_w: power cap per GPU in watts, when set.
+        device_kind: ``"cpu"`` when the model ran on the host CPU (``gpu_name``
+            then names the CPU; no GPU table is consulted), ``"gpu"`` or None.
+        bandwidth_measured_gb_s: memory bandwidth measured on the machine, GB/s
+            per device (tokcaliper's probe); A3 prefers it to the spec sheet
+            unless ``--achievable-bandwidth`` is given.
+        bandwidth_measured_source: how it was measured.
     """
 
     model_config = _CFG
@@ -79,6 +85,9 @@ class HardwareInfo(BaseModel):
     split_mode: SplitMode | None = None
     memory_gb: Num | None = Field(default=None, gt=0)
     power_limit_w: Num | None = Field(default=None, gt=0)
+    device_kind: Literal["cpu", "gpu"] | None = None
+    bandwidth_measured_gb_s: Num | None = Field(default=None, gt=0)
+    bandwidth_measured_source: str | None = None
 
 
 class EngineInfo(BaseModel):

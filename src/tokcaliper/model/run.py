@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
+from tokcaliper.model.served import ServedModel
 from tokcaliper.model.telemetry import HostInfo, TelemetrySummary
 from tokcaliper.model.timestamps import UtcTimestamp
 
@@ -595,6 +596,9 @@ class Run(BaseModel):
         restart: 0-based index of the server start this run ran under, when the
             session restarted its managed server on purpose (``bench --restarts``);
             ``None`` otherwise.
+        served: what the server said it serves (model file, quantization,
+            parameters; :mod:`tokcaliper.servers.served`), read before the run;
+            None in runs stored before it was read.
         config: the load configuration.
         metrics: the summary of the measured requests.
         requests: every request, warm-up ones included (flagged).
@@ -622,6 +626,7 @@ class Run(BaseModel):
     invalid_reason: str | None = None
     readback: str | None = None
     restart: int | None = None
+    served: ServedModel | None = None
     config: LoadConfig
     metrics: RunMetrics
     requests: list[RequestRecord] = Field(default_factory=list)

@@ -96,6 +96,36 @@ class GpuInfo(BaseModel):
     missing: dict[str, str] = Field(default_factory=dict)
 
 
+class BandwidthProbe(BaseModel):
+    """One memory-bandwidth measurement of this machine (:mod:`tokcaliper.telemetry.bandwidth`).
+
+    Attributes:
+        device: ``"host"`` (system memory) or ``"gpu0"``… (device memory).
+        name: the device's model name (CPU model, NVML GPU name), if known.
+        method: what was timed, e.g. ``"numpy copy of 2 × 128 MiB float64, 2 threads"``.
+        bytes_per_rep: bytes moved per repetition (read + write), bytes.
+        repetitions: timed repetitions (one untimed warm-up before them).
+        gb_s: the figure used: the fastest repetition, GB/s (1e9 bytes/s;
+            STREAM's convention: the best rate is the achievable one).
+        gb_s_median / gb_s_min: the median and the slowest repetition, GB/s.
+        spread: ``(gb_s − gb_s_min) ÷ gb_s``, the stated relative spread.
+        seconds: wall time of the whole probe, s.
+        skipped: why the probe did not run (then every figure is None).
+    """
+
+    device: str
+    name: str | None = None
+    method: str | None = None
+    bytes_per_rep: int | None = None
+    repetitions: int = 0
+    gb_s: float | None = None
+    gb_s_median: float | None = None
+    gb_s_min: float | None = None
+    spread: float | None = None
+    seconds: float | None = None
+    skipped: str | None = None
+
+
 class HostInfo(BaseModel):
     """Where a run happened. Every field that could not be read is ``None`` and
     its reason is in ``missing`` (collection never raises for a missing source).
@@ -117,6 +147,9 @@ class HostInfo(BaseModel):
         cuda_driver_version: ``nvmlSystemGetCudaDriverVersion`` as ``"12.4"``.
         gpus: one :class:`GpuInfo` per NVML device (empty when none).
         gpu_unavailable_reason: ``"no NVIDIA GPU: <reason>"`` when ``gpus`` is empty.
+        bandwidth: memory-bandwidth probes made with the host info (host, then each
+            GPU; a GPU probe that cannot run is kept with its ``skipped`` reason);
+            empty when none was asked for (older runs).
         missing: field name → reason.
         machine_check: the quick machine check made before the session measured
             (``tokcaliper doctor``'s items; :func:`tokcaliper.doctor.machine_check`),
@@ -139,8 +172,13 @@ class HostInfo(BaseModel):
     cuda_driver_version: str | None = None
     gpus: list[GpuInfo] = Field(default_factory=list)
     gpu_unavailable_reason: str | None = None
+    bandwidth: list[BandwidthProbe] = Field(default_factory=list)
     missing: dict[str, str] = Field(default_factory=dict)
     machine_check: MachineCheck | None = None
+
+    def bandwidth_of(self, device: str) -> BandwidthProbe | None:
+        """The stored probe of ``device`` (``"host"``, ``"gpu0"``…) that has a figure, or None."""
+        return next((p for p in self.bandwidth if p.device == device and p.gb_s is not None), None)
 
 
 class DeviceInfo(BaseModel):

@@ -24,6 +24,7 @@ from tokcaliper.errors import ExperimentBusy, InputError, StoreError
 from tokcaliper.model.baseline import Baseline
 from tokcaliper.model.metrics import get_metric, run_scalars
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics, RunSource
+from tokcaliper.model.served import ServedModel
 from tokcaliper.model.telemetry import HostInfo, TelemetrySample, TelemetrySummary
 from tokcaliper.telemetry.raw import FORMAT as SAMPLES_FORMAT
 from tokcaliper.telemetry.raw import pack_samples, unpack_samples
@@ -32,7 +33,7 @@ from tokcaliper.processes import process_alive, process_start
 from tokcaliper.validation import explain
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _SCHEMA_V1 = """
     CREATE TABLE runs (
@@ -238,10 +239,17 @@ def _migrate_v8(conn: sqlite3.Connection) -> None:
     """)
 
 
+def _migrate_v9(conn: sqlite3.Connection) -> None:
+    """v8 → v9: column ``served_json`` of ``runs``: what the server said it serves
+    (model file, quantization, parameters; :class:`~tokcaliper.model.served.ServedModel`),
+    so that a stored run can be bounded by its roofline (issue 25). NULL for older runs."""
+    _execute_script(conn, "ALTER TABLE runs ADD COLUMN served_json TEXT")
+
+
 #: Schema version → the function that upgrades the previous version to it.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4, 5: _migrate_v5,
-    6: _migrate_v6, 7: _migrate_v7, 8: _migrate_v8}
+    6: _migrate_v6, 7: _migrate_v7, 8: _migrate_v8, 9: _migrate_v9}
 
 
 class RunRow(BaseModel):
@@ -357,6 +365,7 @@ _TABLES[5] = _TABLES[2]  # v5 adds two columns to requests, no table
 _TABLES[6] = _TABLES[2]  # v6 adds runs.source_json, no table
 _TABLES[7] = _TABLES[2] | {"baselines"}  # v7 adds the baselines table
 _TABLES[8] = _TABLES[7]  # v8 adds four columns to requests, no table
+_TABLES[9] = _TABLES[7]  # v9 adds runs.served_json, no table
 
 
 def _dumps(obj: object) -> str:
@@ -377,6 +386,7 @@ _JSON_FIELDS: dict[str, tuple[str, type[BaseModel] | None]] = {
     "config_json": ("config", LoadConfig),
     "metrics_json": ("metrics", RunMetrics),
     "source_json": ("source", RunSource),
+    "served_json": ("served", ServedModel),
 }
 _JSON_COLUMNS = list(_JSON_FIELDS)
 
@@ -390,7 +400,7 @@ def _run_columns(run: Run) -> dict[str, object]:
             values[column] = value.model_dump_json()
         else:
             # host_json is NOT NULL since v1: a run without host info stores JSON null.
-            values[column] = (None if value is None and column in ("telemetry_json", "source_json")
+            values[column] = (None if value is None and column in ("telemetry_json", "source_json", "served_json")
                               else _dumps(value))
     return values
 

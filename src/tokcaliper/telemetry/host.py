@@ -41,7 +41,7 @@ def _utc_now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def collect_host_info(nvml: Any = None, cpu_root: str | Path = CPU_SYSFS) -> HostInfo:
+def collect_host_info(nvml: Any = None, cpu_root: str | Path = CPU_SYSFS, bandwidth: bool = False) -> HostInfo:
     """Collect a :class:`HostInfo` snapshot of this machine.
 
     Sources: ``socket.gethostname``; ``platform`` (system, release, Python version);
@@ -52,6 +52,8 @@ def collect_host_info(nvml: Any = None, cpu_root: str | Path = CPU_SYSFS) -> Hos
     Args:
         nvml: NVML module object (default ``pynvml``), injectable for tests.
         cpu_root: cpufreq sysfs root (default ``/sys/devices/system/cpu``).
+        bandwidth: also probe the host's and each GPU's memory bandwidth
+            (:func:`tokcaliper.telemetry.bandwidth.probe_machine`, < ~1 s), stored in ``bandwidth``.
 
     Returns:
         The snapshot; a field that cannot be read is ``None`` with its reason in
@@ -106,4 +108,8 @@ def collect_host_info(nvml: Any = None, cpu_root: str | Path = CPU_SYSFS) -> Hos
         for f in ("gpu_driver_version", "cuda_driver_version"):
             if getattr(info, f) is None:
                 info.missing.setdefault(f, q.reason)
+    if bandwidth:
+        from tokcaliper.telemetry.bandwidth import probe_machine
+
+        info.bandwidth = probe_machine(info)
     return info

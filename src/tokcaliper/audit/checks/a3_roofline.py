@@ -151,7 +151,7 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
     n = rec.hardware.gpu_count
     mode = rec.hardware.split_mode
     if n == 1 or mode in ("none",):
-        parallel, split_line = 1, "one GPU"
+        parallel, split_line = 1, "the host CPU's memory" if rec.hardware.device_kind == "cpu" else "one GPU"
     elif mode in ("tensor", "row", "expert"):
         parallel, split_line = n, f"{mode} split over {n} GPUs: bandwidth × {n}"
     elif mode in ("layer", "pipeline"):
@@ -220,9 +220,10 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
         arith.append(f"fits only if ≤ {num(need / 1e9, 3)}e9 parameters are read per token "
                      f"({num(bw, 4)} GB/s × {parallel} / ({num(claim, 4)} tok/s × {num(bpp, 3)} B))")
         dense_bound = bound
-    src_bw = ("measured achievable bandwidth (--achievable-bandwidth), preferred over "
-              f"the spec sheet {num(ctx.gpu.bandwidth_gb_s, 4)} GB/s" if ctx.gpu.achievable_gb_s
-              else f"bandwidth {num(bw, 4)} GB/s: {ctx.gpu.bandwidth_source}")
+    src_bw = (f"measured achievable bandwidth {num(bw, 4)} GB/s ({ctx.gpu.achievable_source}), preferred over "
+              + (f"the spec sheet {num(ctx.gpu.bandwidth_gb_s, 4)} GB/s ({ctx.gpu.bandwidth_source})"
+                 if ctx.gpu.bandwidth_gb_s else f"the spec sheet: {ctx.gpu.bandwidth_source}")
+              if ctx.gpu.achievable_gb_s else f"bandwidth {num(bw, 4)} GB/s: {ctx.gpu.bandwidth_source}")
     sources = [src_bw, f"bytes per weight {num(bpp, 4)}: {bpp_src}", f"parameters: {psrc}"]
     roof = Roofline(claim, params, basis, bpp, weight_gb, bw, parallel, bound, uncertain=uncertain,
                     arithmetic=arith, sources=sources, dense_bound_tok_s=dense_bound)

@@ -83,6 +83,7 @@ class GPUFacts:
         bandwidth_source: where ``bandwidth_gb_s`` came from.
         bandwidth_arithmetic: ``"512 bit / 8 × 28.0 Gbps = 1792 GB/s"`` when derived.
         achievable_gb_s: a measured achievable bandwidth (preferred by A3), or None.
+        achievable_source: where ``achievable_gb_s`` came from.
         tdp_w: thermal design power per GPU, W (None when unpublished).
         tdp_source: where ``tdp_w`` came from.
         memory_gb: memory per GPU, GB.
@@ -96,6 +97,7 @@ class GPUFacts:
     tdp_w: float | None = None
     tdp_source: str = "unknown"
     memory_gb: float | None = None
+    achievable_source: str = "--achievable-bandwidth"
 
     @property
     def used_bandwidth_gb_s(self) -> float | None:
