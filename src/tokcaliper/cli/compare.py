@@ -62,6 +62,7 @@ def compare_cmd(
                              "alpha, noise band, margin and effect.")] = None,
     db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = Path("tokcaliper.db"),
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print the arithmetic, the per-pair verdicts, every metric in full and the sources.")] = False,
 ) -> None:
     """Compare two arms: n, mean, sd, CV; ratio with CI; Welch (and paired) t; MDE; verdict.
 
@@ -116,9 +117,11 @@ def compare_cmd(
         with Store(db, create=False) as store:
             analysis = analyze_experiment(store, experiment)  # type: ignore[arg-type]
         payload = {"experiment": analysis.id, "comparisons": analysis.comparisons,
-                   "sequential": analysis.sequential, "governs": analysis.governs}
+                   "sequential": analysis.sequential, "governs": analysis.governs,
+                   "closing": analysis.closing}
 
         def render(console) -> None:  # type: ignore[no-untyped-def]
+            from tokcaliper.report.compare_view import print_closing
             from tokcaliper.report.experiment_view import render_sequential
 
             render_sequential(console, analysis)  # until-decided: the decision that governs
@@ -127,7 +130,9 @@ def compare_cmd(
                     console.print(plain(f"{c.candidate} against {c.baseline}: not comparable yet — {c.error}"),
                                   markup=False)
                 else:
-                    render_multi(c.metrics, console)
+                    render_multi(c.metrics, console, verbose=verbose, closing=False)
+            if analysis.closing:
+                print_closing(console, analysis.closing)
 
         emit(payload, as_json, render)
         return
@@ -171,7 +176,7 @@ def compare_cmd(
                              parse_summary_stats(b_stats, "--b-stats"),  # type: ignore[arg-type]
                              display, metric=metric, higher_is_better=direction(metric), **settings)
         an = an.model_copy(update={"control_reason": "given as --a-stats"})
-        emit(an, as_json, lambda console: render_analysis(an, console))
+        emit(an, as_json, lambda console: render_analysis(an, console, verbose=verbose))
         return
     if mode == "--a/--b":
         from tokcaliper.experiment.samples import choose_control
@@ -185,7 +190,7 @@ def compare_cmd(
         an = analyze_samples(va, vb, display, paired=paired, metric=metric,
                              higher_is_better=direction(metric), noise_abs=floor(metric), **settings)
         an = an.model_copy(update={"control_reason": why})
-        emit(an, as_json, lambda console: render_analysis(an, console))
+        emit(an, as_json, lambda console: render_analysis(an, console, verbose=verbose))
         return
 
     assert csv_path is not None
@@ -202,7 +207,7 @@ def compare_cmd(
                         .model_copy(update={"control_reason": table.control_reason}))
     if len(analyses) == 1:
         an = analyses[0]
-        emit(an, as_json, lambda console: render_analysis(an, console))
+        emit(an, as_json, lambda console: render_analysis(an, console, verbose=verbose))
         return
     mc = compare_metrics(analyses)
-    emit(mc, as_json, lambda console: render_multi(mc, console))
+    emit(mc, as_json, lambda console: render_multi(mc, console, verbose=verbose))

@@ -111,13 +111,16 @@ def fail_if_nothing_valid(exp_id: str, store) -> None:  # type: ignore[no-untype
         raise ServerError(reason)
 
 
-def _show(exp_id: str, store, json_out: bool) -> None:  # type: ignore[no-untyped-def]
+_VERBOSE_HELP = "Also print each metric's arithmetic, the per-pair verdicts and the sources."
+
+
+def _show(exp_id: str, store, json_out: bool, verbose: bool = False) -> None:  # type: ignore[no-untyped-def]
     from tokcaliper.experiment.analysis import analyze_experiment
     from tokcaliper.report.experiment_view import render_experiment
     from tokcaliper.report.output import emit
 
     analysis = analyze_experiment(store, exp_id)
-    emit(analysis, json_out, lambda console: render_experiment(console, analysis))
+    emit(analysis, json_out, lambda console: render_experiment(console, analysis, verbose))
 
 
 @experiment_app.command("run")
@@ -129,6 +132,7 @@ def run_cmd(
                                 "cap); keeps the stated error rates (docs/calibration.md).")] = False,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=_VERBOSE_HELP)] = False,
 ) -> None:
     """Run an experiment file's arms in its declared order, store every run, then analyse."""
     from tokcaliper.experiment.execute import create_experiment
@@ -153,7 +157,7 @@ def run_cmd(
                      + ("" if spec.seed is None else f", seed {spec.seed}")
                      + f"); stored in {db}", markup=False)
         execute_with_progress(exp_id, spec, file.resolve().parent, store, on_mismatch, json_out)
-        _show(exp_id, store, json_out)
+        _show(exp_id, store, json_out, verbose)
         fail_if_nothing_valid(exp_id, store)
 
 
@@ -163,6 +167,7 @@ def resume_cmd(
     on_mismatch: Annotated[str, typer.Option(help=_MISMATCH_HELP)] = "stop",
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=_VERBOSE_HELP)] = False,
 ) -> None:
     """Continue an interrupted or stopped experiment without repeating finished runs."""
     from tokcaliper.experiment.spec import ExperimentSpec
@@ -177,7 +182,7 @@ def resume_cmd(
 
         ensure_fd_room(spec.load.concurrency, "[load] concurrency")
         execute_with_progress(row.id, spec, None, store, on_mismatch, json_out)
-        _show(row.id, store, json_out)
+        _show(row.id, store, json_out, verbose)
         fail_if_nothing_valid(row.id, store)
 
 
@@ -186,13 +191,14 @@ def show_cmd(
     experiment_id: Annotated[str, typer.Argument(help="Experiment id (or a unique prefix).")],
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=_VERBOSE_HELP)] = False,
 ) -> None:
     """The plan, what ran (runs and outcomes), and the comparison of the arms."""
     from tokcaliper.cli.runs import warn_damaged
     from tokcaliper.store import Store
 
     with Store(db, create=False) as store:
-        _show(store.get_experiment(experiment_id).id, store, json_out)
+        _show(store.get_experiment(experiment_id).id, store, json_out, verbose)
         warn_damaged(store)
 
 
