@@ -20,6 +20,9 @@ from __future__ import annotations
 EXIT_AUDIT_FAIL = 10
 #: ``tokcaliper diff``: the two records are not comparable (a knob that matters differs).
 EXIT_NOT_COMPARABLE = 11
+#: ``tokcaliper audit``: no record fails, but not every check could run (an unknown or
+#: ambiguous GPU, an unknown model): "no record fails" would overstate what was checked.
+EXIT_AUDIT_INCOMPLETE = 12
 #: An unexpected internal error (a bug): the one-line message says so.
 EXIT_INTERNAL = 1
 #: stdout's reader closed the pipe (``tokcaliper runs | head -1``): 128 + SIGPIPE, the

@@ -179,6 +179,11 @@ def _apply(a: _Cmd, b: _Cmd, knob: str) -> _Cmd:
     return _Cmd(list(a.env), list(a.program), items)
 
 
+def _given(v: object) -> str:
+    """A knob's value in a comment: a missing one reads "not given", never ``None``."""
+    return "not given" if v is None else str(v)
+
+
 def _toml_str(s: str) -> str:
     return json.dumps(s, ensure_ascii=True)
 
@@ -285,7 +290,8 @@ def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int
                           f"value = {_toml_str(desc)}"]
     if not knobs:
         raise InputError("the two records differ in no knob a plan could change: nothing to attribute")
-    lines.append("# knobs, one arm each: " + "; ".join(f"{k['knob']}: {k['a']} → {k['b']}" for k in knobs))
+    lines.append("# knobs, one arm each: " + "; ".join(
+        f"{k['knob']}: {_given(k['a'])} → {_given(k['b'])}" for k in knobs))
     if unplannable:
         lines.append("# differ but no launch flag sets them (in the residual): " + ", ".join(unplannable))
     head = [f"name = {_toml_str(f'attribution {a.label()} → {b.label()}')}"]

@@ -1,9 +1,9 @@
 """CLI: ``tokcaliper audit`` and ``tokcaliper diff`` (METHODS.md Part A).
 
 Thin: parse arguments, call one function in :mod:`tokcaliper.audit`, render
-with :mod:`tokcaliper.report.audit_view`. Exit codes: 0 all pass/warn, 1 any
-record fails (diff: not comparable), 2 input errors (including records skipped
-as malformed when none fails).
+with :mod:`tokcaliper.report.audit_view`. Exit codes: 0 all pass/warn, 10 any
+record fails (diff: 11 not comparable), 2 input errors (including records skipped
+as malformed when none fails), 12 none fails but not every check could run.
 """
 
 from __future__ import annotations
