@@ -103,6 +103,21 @@ def test_explain(capsys):
     assert "unknown check 'A99'" in capsys.readouterr().err
 
 
+def test_explain_is_written_for_users(capsys):
+    """--explain reads as plain text for every check: no Sphinx roles or ``literals`` (issue 26);
+    the module docstring stays in --json as 'detail'."""
+    import re
+
+    from tokcaliper.audit.explain import USER_TEXT, known_checks
+
+    for code in known_checks():
+        assert code in USER_TEXT
+        assert main(["audit", "--json", "--explain", code]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert not re.search(r":(func|mod|data|class|attr):|``", doc["text"]), code
+        assert doc["detail"] and len(doc["text"].splitlines()) < 6
+
+
 def test_explain_points_to_a_section_of_docs_methods(capsys):
     """Every --explain names its section of docs/METHODS.md, and that section exists."""
     from tokcaliper.audit.explain import known_checks
