@@ -114,6 +114,19 @@ def test_plan_names_a_knob_no_flag_sets_and_never_writes_b_as_a_plus_knob(tmp_pa
     assert "gap: engine version: cannot be set by a launch flag" in printed
 
 
+def test_plain_diff_lists_every_knob_the_plan_finds(capsys):
+    from tokcaliper.audit.diff import diff_records
+
+    a = _record("llama-server -m /m/Qwen3-8B-Q8_0.gguf -np 4 -t 8", "Q8_0", 90.0)
+    b = _record("llama-server -m /m/Qwen3-8B-Q8_0.gguf -np 8 -t 8", "Q8_0", 120.0)
+    plan = plan_experiment(a, b, runs_per_arm=5)
+    d = diff_records(a, b)
+    listed = {k.name for k in d.knobs if k.differs}
+    assert [k["knob"] for k in plan.knobs] and all(
+        f"launch flag {k['knob']}" in listed or k["knob"] in listed for k in plan.knobs)
+    assert not d.comparable and plan.gaps == []
+
+
 def test_plan_without_launch_commands_has_marked_todo_switches():
     a = _record(None, "Q8_0", 90.0, context_length=8192)
     b = _record(None, "Q4_K_M", 120.0, context_length=16384)

@@ -263,7 +263,7 @@ def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int
                      "context length": "context length", "draft window": "draft window k", "split mode": "split mode"}
         covered = {cmd_knobs[k["knob"]] for k in knobs if k["knob"] in cmd_knobs}
         unplannable = [k.name for k in d.knobs if k.differs and k.matters and k.name not in covered
-                       and k.name not in ("model",)]
+                       and k.name not in ("model",) and not k.name.startswith("launch flag ")]
         values = {k.name: (k.a, k.b) for k in d.knobs}
         gaps = [f"{name}: cannot be set by a launch flag ({_given(values[name][0])} → "
                 f"{_given(values[name][1])}) — measure B as its own arm" for name in unplannable]
