@@ -121,3 +121,21 @@ def test_closing_next_step_is_sized_to_the_observed_change_not_the_file_effect()
     assert an.verdict == "inconclusive" and result.startswith("result: not decided")
     observed = abs(an.decision_ratio - 1)
     assert observed > 0.15 and f"observed ±{100 * observed:.1f}%" in nxt and "±5.0%" not in nxt
+
+
+def test_sequential_closing_names_the_arm_and_its_direction():
+    """--until-decided said 'faster by 76.4%' without the arm; the closing line names it."""
+    import math
+
+    from tokcaliper.stats.closing import sequential_closing
+    from tokcaliper.stats.sequential import sequential_step
+
+    logs = [math.log(1.76 + d) for d in (0.01, -0.02, 0.015, -0.01, 0.0, 0.02, -0.015, 0.01)]
+    sq = sequential_step(logs, max_pairs=20, effect=0.05)
+    assert sq.decided and sq.verdict == "faster"
+    result, nxt = sequential_closing(sq, ("t1", "t2"), "aggregate_output_tok_s")
+    assert result.startswith("result (sequential rule, governs): t2 beats t1 on aggregate_output_tok_s")
+    assert "t2 reads +7" in result and nxt.startswith("next: stop")
+    sq_slow = sequential_step([-x for x in logs], max_pairs=20, effect=0.05)
+    result, _ = sequential_closing(sq_slow, ("t1", "t2"), "aggregate_output_tok_s")
+    assert "t1 beats t2" in result and "t2 reads -" in result

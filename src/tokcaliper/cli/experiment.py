@@ -39,6 +39,9 @@ def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_
     store.claim_experiment(exp_id)  # refuse a second runner before any progress line (held on by execute)
     total = len(spec.run_order())
     already = len([r for r in store.session_runs(exp_id) if not r.warmup_run])
+    if already >= total and not spec.until_decided:
+        stderr.print(f"experiment {exp_id} is finished: all {total} measured runs are stored, nothing "
+                     "to run; its report follows", markup=False)
     interval = spec.load.telemetry_interval_s
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("{task.fields[eta]}"), console=stderr,
