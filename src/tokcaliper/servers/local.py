@@ -89,8 +89,9 @@ def find_local_llama() -> LocalLlama:
 
 
 #: Placeholders for the embedded default server and model, accepted by every server command
-#: (``bench --server-cmd``, experiment files, ``spec sweep``).
-LOCAL_PLACEHOLDERS = ("llama_server", "smollm2")
+#: (``bench --server-cmd``, experiment files, ``spec sweep``; the experiment file's validator
+#: lists the same names as ``experiment.spec.LOCAL_PLACEHOLDERS``).
+_PLACEHOLDERS = ("llama_server", "smollm2")
 
 
 def fill_local_placeholders(template: str) -> str:
@@ -104,7 +105,7 @@ def fill_local_placeholders(template: str) -> str:
     """
     import shlex
 
-    if not any("{" + k + "}" in template for k in LOCAL_PLACEHOLDERS):
+    if not any("{" + k + "}" in template for k in _PLACEHOLDERS):
         return template
     local = find_local_llama()
     for key, value in (("llama_server", local.server), ("smollm2", local.model)):
