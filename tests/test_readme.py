@@ -98,13 +98,13 @@ def test_readme_runnable_commands_run(tmp_path, monkeypatch, capsys, local_llama
     monkeypatch.chdir(tmp_path)
     (tmp_path / "examples").symlink_to(REPO / "examples")
     verdicts = {"examples/seed003_claim.json": 10, "examples/audit/h100_records.json": 10,
-                "examples/audit/h100_unknown_gpu.json": 12}
+                "examples/audit/h100_unknown_gpu.json": 12, "examples/attribution/records.json#0": 11}
     ran = []
     for line in runnable_commands(README.read_text()):
         argv = _shrink(shlex.split(line, comments=True)[1:], tmp_path)
         rc = main(argv)
         out = capsys.readouterr()
-        want = next((code for f, code in verdicts.items() if argv[0] == "audit" and f in argv), 0)
+        want = next((code for f, code in verdicts.items() if argv[0] in ("audit", "diff") and f in argv), 0)
         assert rc == want, f"README command {line!r} (run as {argv}) exited {rc}: {out.err[-600:]}"
         if argv[:2] == ["experiment", "run"] and "--json" not in argv:
             assert "result:" in out.out and "next:" in out.out, line
