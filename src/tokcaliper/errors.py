@@ -26,6 +26,9 @@ EXIT_REGRESSION = 20
 #: ``tokcaliper compare --baseline --fail-on-inconclusive``: the runs could tell neither a
 #: regression nor its absence (without the flag an inconclusive gate exits 0).
 EXIT_GATE_INCONCLUSIVE = 21
+#: ``tokcaliper audit``: no record fails, but not every check could run (an unknown or
+#: ambiguous GPU, an unknown model): "no record fails" would overstate what was checked.
+EXIT_AUDIT_INCOMPLETE = 12
 #: An unexpected internal error (a bug): the one-line message says so.
 EXIT_INTERNAL = 1
 #: stdout's reader closed the pipe (``tokcaliper runs | head -1``): 128 + SIGPIPE, the

@@ -81,10 +81,50 @@ def test_plan_three_knobs_five_arms(tmp_path, capsys):
     fa, fb, out = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "plan.toml"
     fa.write_text(a.model_dump_json())
     fb.write_text(b.model_dump_json())
-    assert main(["diff", str(fa), str(fb), "--plan", "--out", str(out), "--cv", "0.05", "--effect", "0.05"]) == 0
+    # exit 11 like plain `diff`: the records are not comparable (quantization differs)
+    assert main(["diff", str(fa), str(fb), "--plan", "--out", str(out), "--cv", "0.05", "--effect", "0.05"]) == 11
     printed = capsys.readouterr().out
-    assert f"wrote {out}: 5 arms" in printed and "8 · (CV/Δ)² → 8" in printed
+    assert main(["diff", str(fa), str(fb)]) == 11
+    capsys.readouterr()
+    assert f"wrote {out}: 5 arms" in printed and "power 0.8 (two-sided t, α = 0.05) → 17" in printed
     assert [x["name"] for x in _validate(out.read_text())["arms"]] == [x["name"] for x in doc["arms"]]
+
+
+def test_plan_names_a_knob_no_flag_sets_and_never_writes_b_as_a_plus_knob(tmp_path, capsys):
+    """Engine version differs and no flag sets it: arm B must not be A's build with B's flags
+    (that measures A + the flag knob and hides the gap); it is a named TODO (issue 26 item 4)."""
+    cmd_a = "llama-server -m /m/Qwen3-8B-Q8_0.gguf -c 8192 --port 8080"
+    cmd_b = "llama-server -m /m/Qwen3-8B-Q8_0.gguf -c 16384 --port 8080"
+    a = _record(cmd_a, "Q8_0", 90.0, engine={"name": "llama.cpp", "version": "b4000"})
+    b = _record(cmd_b, "Q8_0", 120.0, engine={"name": "llama.cpp", "version": "b5000"})
+    plan = plan_experiment(a, b, runs_per_arm=5)
+    doc = _validate(plan.text)
+    cmds = {x["name"]: x["server_cmd"] for x in doc["arms"]}
+    assert cmds["B"] != cmds["A+context length"] and "exit 1" in cmds["B"]
+    assert plan.gaps == ["engine version: cannot be set by a launch flag (b4000 → b5000) — measure B as "
+                         "its own arm"]
+    assert "# TODO: engine version: cannot be set by a launch flag" in plan.text
+    fa, fb, out = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "plan.toml"
+    fa.write_text(a.model_dump_json())
+    fb.write_text(b.model_dump_json())
+    rc_plan = main(["diff", str(fa), str(fb), "--plan", "--out", str(out)])
+    printed = capsys.readouterr().out
+    rc_diff = main(["diff", str(fa), str(fb)])
+    assert rc_plan == rc_diff
+    assert "gap: engine version: cannot be set by a launch flag" in printed
+
+
+def test_plain_diff_lists_every_knob_the_plan_finds(capsys):
+    from tokcaliper.audit.diff import diff_records
+
+    a = _record("llama-server -m /m/Qwen3-8B-Q8_0.gguf -np 4 -t 8", "Q8_0", 90.0)
+    b = _record("llama-server -m /m/Qwen3-8B-Q8_0.gguf -np 8 -t 8", "Q8_0", 120.0)
+    plan = plan_experiment(a, b, runs_per_arm=5)
+    d = diff_records(a, b)
+    listed = {k.name for k in d.knobs if k.differs}
+    assert [k["knob"] for k in plan.knobs] and all(
+        f"launch flag {k['knob']}" in listed or k["knob"] in listed for k in plan.knobs)
+    assert not d.comparable and plan.gaps == []
 
 
 def test_plan_without_launch_commands_has_marked_todo_switches():

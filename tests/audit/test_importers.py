@@ -126,7 +126,8 @@ def test_unknown_gpu_says_give_bandwidth_and_override_works():
     rec, _ = record_from_row(row)
     v = a3_roofline.check(build_context(rec))
     assert v.status == Status.NA
-    assert "unknown GPU 'Intel Arc Pro B70': give --bandwidth" in v.summary
+    assert "unknown GPU 'Intel Arc Pro B70' (nearest known: Arc Pro B60" in v.summary
+    assert "--bandwidth (GB/s)" in v.summary
     opts = AuditOptions(gpu=GPUOverrides(bandwidth={"*": 608.0}))
     v2 = a3_roofline.check(build_context(rec, opts))
     assert v2.status != Status.NA and v2.inputs["bandwidth_gb_s"] == 608.0

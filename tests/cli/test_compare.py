@@ -22,7 +22,7 @@ def _run(capsys, args):
 
 def test_samples_text_and_json_agree(capsys):
     args = ["--a", A, "--b", B, "--paired", "--names", "200W,180W", "--unit", "tok/s"]
-    rc, out, err = _run(capsys, args)
+    rc, out, err = _run(capsys, args + ["--verbose"])
     assert rc == 0 and err == ""
     text = _flat(out)
     assert "Welch's t = 0.90, df = 7.7, p = 0.394" in text
@@ -108,7 +108,7 @@ def test_user_text_is_printed_literally(capsys):
     """Arm names and the unit are shown as given: no rich markup, no :emoji: codes."""
     names, unit = "[bold]x:fire:,y[/red]", "[red]tok/s"
     rc, out, _ = _run(capsys, ["--a", A, "--b", B, "--paired", "--names", names, "--unit", unit,
-                               "--margin", "0.05"])
+                               "--margin", "0.05", "--verbose"])
     text = _flat(out)
     assert rc == 0 and "🔥" not in out
     assert "y[/red] against [bold]x:fire: (baseline)" in text

@@ -179,6 +179,11 @@ def _apply(a: _Cmd, b: _Cmd, knob: str) -> _Cmd:
     return _Cmd(list(a.env), list(a.program), items)
 
 
+def _given(v: object) -> str:
+    """A knob's value in a comment: a missing one reads "not given", never ``None``."""
+    return "not given" if v is None else str(v)
+
+
 def _toml_str(s: str) -> str:
     return json.dumps(s, ensure_ascii=True)
 
@@ -192,6 +197,9 @@ class ExperimentPlan:
         arms: arm names in file order (``A``, ``A+<knob>``…, ``B``).
         knobs: the knobs with one arm each, with A's and B's values.
         unplannable: knobs that differ but no launch flag sets (absorbed by the residual).
+        gaps: one sentence per unplannable knob ("engine version: cannot be set by a launch
+            flag (0.6.3 → 0.7.0) — measure B as its own arm"); with any, arm B is a TODO that
+            fails until B's own server is filled in, never A's binary with B's flags.
         kind: ``"server"`` (arms with ``server_cmd``) or ``"switch"`` (TODO switch commands).
     """
 
@@ -200,6 +208,7 @@ class ExperimentPlan:
     knobs: list[dict[str, Any]]
     unplannable: list[str]
     kind: str
+    gaps: list[str] = field(default_factory=list)
 
 
 def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int = 1, metric: str | None = None,
@@ -234,6 +243,7 @@ def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int
         "# contribution log(arm A+knob / A) with its CI and the residual log(B/A) − Σ contributions.",
     ]
     knobs: list[dict[str, Any]] = []
+    gaps: list[str] = []
     arms_toml: list[str] = []
     arm_names: list[str] = []
     unplannable: list[str] = []
@@ -253,12 +263,23 @@ def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int
                      "context length": "context length", "draft window": "draft window k", "split mode": "split mode"}
         covered = {cmd_knobs[k["knob"]] for k in knobs if k["knob"] in cmd_knobs}
         unplannable = [k.name for k in d.knobs if k.differs and k.matters and k.name not in covered
-                       and k.name not in ("model",)]
+                       and k.name not in ("model",) and not k.name.startswith("launch flag ")]
+        values = {k.name: (k.a, k.b) for k in d.knobs}
+        gaps = [f"{name}: cannot be set by a launch flag ({_given(values[name][0])} → "
+                f"{_given(values[name][1])}) — measure B as its own arm" for name in unplannable]
         arms = [("A", ca)] + [(f"A+{k['knob']}", _apply(ca, cb, k["flags"])) for k in knobs] + [("B", cb)]
         for name, c in arms:
             arm_names.append(name)
-            arms_toml += ["", "[[arms]]", f"name = {_toml_str(name)}",
-                          f"server_cmd = {_toml_str(_render(_with_placeholders(c)))}"]
+            cmd = _render(_with_placeholders(c))
+            arms_toml += ["", "[[arms]]", f"name = {_toml_str(name)}"]
+            if name == "B" and gaps:
+                # B's flags on A's build and files would measure A + the flag knobs and hide the
+                # gap: B must be its own server (its engine build, its model file).
+                arms_toml += [f"# TODO: {g}" for g in gaps]
+                arms_toml += [f"# B's launch command, to run with B's own engine build / files: {cmd}",
+                              f"server_cmd = {_toml_str('sh -c ' + shlex.quote('echo TODO: start B with its own ' + ', '.join(unplannable) + ' >&2; exit 1'))}"]
+            else:
+                arms_toml.append(f"server_cmd = {_toml_str(cmd)}")
             if shell:
                 arms_toml.append("shell = true")
     else:
@@ -285,7 +306,8 @@ def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int
                           f"value = {_toml_str(desc)}"]
     if not knobs:
         raise InputError("the two records differ in no knob a plan could change: nothing to attribute")
-    lines.append("# knobs, one arm each: " + "; ".join(f"{k['knob']}: {k['a']} → {k['b']}" for k in knobs))
+    lines.append("# knobs, one arm each: " + "; ".join(
+        f"{k['knob']}: {_given(k['a'])} → {_given(k['b'])}" for k in knobs))
     if unplannable:
         lines.append("# differ but no launch flag sets them (in the residual): " + ", ".join(unplannable))
     head = [f"name = {_toml_str(f'attribution {a.label()} → {b.label()}')}"]
@@ -296,7 +318,8 @@ def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int
              f"metric = {_toml_str(metric)}", "", "[load]", f"concurrency = {conc}",
              f"max_tokens = {min(max(a.output_tokens or 128, 16), 2048) if a.requests in (None, 1) else 128}"]
     text = "\n".join(lines + head + arms_toml) + "\n"
-    return ExperimentPlan(text=text, arms=arm_names, knobs=knobs, unplannable=unplannable, kind=kind)
+    return ExperimentPlan(text=text, arms=arm_names, knobs=knobs, unplannable=unplannable, kind=kind,
+                          gaps=gaps)
 
 
 def _show(v: list[tuple[str, str | None]] | None) -> str:

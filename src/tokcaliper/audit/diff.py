@@ -81,6 +81,30 @@ MATTERS = {"model", "GPU", "GPU count", "split mode", "speculative method", "dra
            "batch", "concurrency"}
 
 
+#: Launch-command knobs (as ``diff --plan`` names them) already compared under a record knob.
+_COVERED_BY = {"model file": "quantization", "quantization": "quantization", "draft model": "speculative method",
+               "KV cache dtype": "KV cache dtype", "context length": "context length",
+               "draft window": "draft window k", "split mode": "split mode"}
+
+
+def launch_flag_knobs(a: Record, b: Record, known: set[str]) -> list[Knob]:
+    """The launch-command knobs A and B differ in that no record knob already lists (issue 26):
+    the flags ``diff --plan`` gives an arm each (``-np``, ``-t``, ``--batch-size`` …), so plain
+    ``diff`` lists every knob ``--plan`` finds. Both commands needed; they count as mattering."""
+    if not (a.launch_command and b.launch_command):
+        return []
+    from tokcaliper.audit.attribution import _knob_values, _parse_cmd, _show
+
+    va, vb = _knob_values(_parse_cmd(a.launch_command)), _knob_values(_parse_cmd(b.launch_command))
+    out = []
+    for k in dict.fromkeys([*va, *vb]):
+        if va.get(k) == vb.get(k) or _COVERED_BY.get(k, k) in known:
+            continue
+        out.append(Knob(name=f"launch flag {k}", a=_show(va.get(k)), b=_show(vb.get(k)), differs=True,
+                        matters=True))
+    return out
+
+
 def diff_records(a: Record, b: Record) -> DiffResult:
     """Compare two records knob by knob (pure).
 
@@ -97,6 +121,7 @@ def diff_records(a: Record, b: Record) -> DiffResult:
         va, vb = ka[name], kb[name]
         differs = _norm(va) != _norm(vb)
         knobs.append(Knob(name=name, a=va, b=vb, differs=differs, matters=name in MATTERS))
+    knobs += launch_flag_knobs(a, b, {k.name for k in knobs})
     differing = [k for k in knobs if k.differs and k.matters]
     ra, rb = record_rate(a, "claimed"), record_rate(b, "claimed")
     ratio = rb / ra if ra and rb else None

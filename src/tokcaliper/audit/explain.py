@@ -1,9 +1,10 @@
 """``tokcaliper audit --explain CHECK``: what a check does and where its constants come from.
 
-The text is the check module's own docstring (one source of truth for the
-formula, thresholds and citations), followed by a pointer to the method's
-section in ``docs/METHODS.md`` (its meaning, reference figures and source
-write-up) and the live constants.
+The text is written for a reader of the audit (:data:`USER_TEXT`: what the
+check asks, when it fails, what to give when it is n/a), followed by a pointer
+to the method's section in ``docs/METHODS.md`` and the live constants; the
+check module's own docstring (one source of truth for the formula, thresholds
+and citations) is ``detail`` in ``--json``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,51 @@ _MODULES = dict(sorted(_MODULES.items(), key=lambda kv: int(kv[0][1:])))
 #: The repository's description of the methods, by section code (A1 … A11).
 METHODS_DOC = "docs/METHODS.md"
 
+#: What each check asks of a published number, in plain words for a reader of the audit:
+#: what passes, what warns or fails, and what to give when it says n/a. The formulas,
+#: thresholds and citations stay in the check modules' docstrings (``detail`` in --json)
+#: and in docs/METHODS.md.
+USER_TEXT: dict[str, str] = {
+    "A1": ("Speculative decoding drafts k tokens and the model keeps some of them; the acceptance "
+           "length AL (tokens per verification step, counting the one the model adds) cannot exceed "
+           "k + 1, and real drafters keep far fewer (AL about 3-6 for a good draft model). An AL at "
+           "k or k + 1 means the output was predictable by construction (copying, repetition), so "
+           "the speed-up says nothing about real text: fail. n/a when the record does not use "
+           "speculative decoding or gives no AL or counts."),
+    "A2": ("Power readings against the GPU's rated power (TDP). A GPU doing heavy decode draws a "
+           "large share of its TDP; a claimed speed-up at a small share of it (say 100 W on a "
+           "575 W card) means the GPU was mostly idle, which fits a number read from a cache "
+           "better than real work: warn or fail. n/a when no power is published, or the GPU is "
+           "unknown (then the audit lists it under 'Not checked' with the nearest known names)."),
+    "A3": ("At batch 1 every generated token reads all the weights (mixture-of-experts models: "
+           "the active ones) from GPU memory, so tokens per second cannot beat memory bandwidth "
+           "divided by the bytes of weights. A claim above that roofline is impossible: fail; "
+           "close to it, or with uncertain inputs: warn. Speculative decoding raises the bound by "
+           "a realistic acceptance length. n/a when the GPU or the model's size is unknown: give "
+           "the full GPU name (nvidia-smi's is fine) or --bandwidth, and model.params_total or "
+           "--model-file."),
+    "A4": ("Records of one group (same model, GPU and settings) should draw the curve physics "
+           "draws: throughput rising with batch size while per-stream speed falls. A batch whose "
+           "numbers run the other way was probably not measured the way it says: warn or fail. "
+           "n/a with fewer than 3 rated records in the group."),
+    "A5": ("A rate is tokens divided by seconds: which tokens and which seconds? Without time to "
+           "first token the prefill cost is hidden; without the token count and the seconds the "
+           "rate cannot be re-derived. warn when the record leaves them out."),
+    "A6": ("The context a number needs to mean something: batch or concurrency, the launch "
+           "command, the engine and its version. A single-stream figure says nothing about "
+           "serving many users; an unpublished or forked engine version cannot be reproduced: warn."),
+    "A7": ("tokcaliper diff: two records are comparable only when every knob that changes speed "
+           "(GPU, quantisation, engine version, batch, context, speculative settings …) is the "
+           "same; otherwise the ratio mixes the knobs, and diff exits 11."),
+    "A9": ("audit URL first saves what it downloads to a file, then parses that file like any "
+           "other, so the audit can be repeated on exactly the bytes it read."),
+    "A10": ("A baseline ('×3 faster than normal decode') must carry its own conditions: the same "
+            "model, GPU, batch and settings. A baseline without them cannot anchor a multiplier: warn."),
+    "A11": ("A speed-up multiplier must fit its mechanism: speculative decoding gives about 2-5× "
+            "at most with a real draft model; a larger multiplier needs an explanation the record "
+            "does not give: warn or fail."),
+}
+
 
 def known_checks() -> list[str]:
     """Check codes that have an explanation."""
@@ -53,8 +99,10 @@ def explain(check: str) -> dict[str, object]:
         raise InputError(f"unknown check {check!r}: choose one of {', '.join(_MODULES)}")
     title, mods = _MODULES[code]
     method = f"{METHODS_DOC} {code}"
-    text = "\n\n".join([*(inspect.cleandoc(m.__doc__ or "") for m in mods),
-                        f"Method, reference figures and source write-up: {method}."])
+    detail = "\n\n".join(inspect.cleandoc(m.__doc__ or "") for m in mods)
+    text = (USER_TEXT.get(code, inspect.cleandoc(mods[0].__doc__ or "").split("\n\n")[0])
+            + f"\n\nThe formula, its thresholds, reference figures and sources: {method} "
+              "(and 'detail' in --json).")
     consts = {k: v for k, v in vars(constants).items() if k.isupper() and k.startswith(("A" + code[1:] + "_",))}
     if code in ("A1", "A3", "A11"):
         consts.update({k: getattr(constants, k) for k in ("REALISTIC_AL", "DFLASH_PUBLISHED_AL",
@@ -65,4 +113,5 @@ def explain(check: str) -> dict[str, object]:
     if code == "A3":
         consts["KQUANT_MIX_BITS"] = quant.KQUANT_MIX_BITS
         consts["OTHER_FORMATS"] = {k: {"bits": b, "source": s} for k, (b, s) in quant.OTHER_FORMATS.items()}
-    return {"check": code, "title": title, "text": text, "method": method, "constants": consts}
+    return {"check": code, "title": title, "text": text, "method": method, "constants": consts,
+            "detail": detail}

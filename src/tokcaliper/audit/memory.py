@@ -165,8 +165,11 @@ def memory_fit(record: Record, knobs, row, total_params: float, bytes_per_param:
     weights_gb = total_params * bytes_per_param / 1e9
     arith = [f"weights = {num(total_params / 1e9, 4, trim=True)}e9 params × {num(bytes_per_param, 3, trim=True)} B = "
              f"{num(weights_gb, 3, trim=True)} GB; "
-             f"GPU memory = {num(mem, 4, trim=True)} GB (larger of the record's {record.hardware.memory_gb or '—'} GB and "
-             f"{gpu_count} × {gpu_memory_gb or '—'} GB spec)"]
+             f"GPU memory = {num(mem, 4, trim=True)} GB (larger of "
+             + ("the record's: not given" if record.hardware.memory_gb is None
+                else f"the record's {num(record.hardware.memory_gb, 4, trim=True)} GB")
+             + " and " + ("the spec sheet's: unknown" if gpu_memory_gb is None
+                          else f"{gpu_count} × {num(gpu_memory_gb, 4, trim=True)} GB spec") + ")"]
     kv_gb = None
     ctx_len = record.context_length or knobs.context_length
     if row is not None and ctx_len:

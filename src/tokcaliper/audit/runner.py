@@ -2,8 +2,9 @@
 
 ``audit_records(records)`` → :class:`AuditReport`: per-record verdicts (A1,
 A2, A3, A4 of the record's group, A5, A6, A10, A11), the batch curves (A4),
-counts of fail/warn per check, and the exit code (0 all pass/warn, 1 any
-fail, 2 records skipped as malformed and none failed).
+counts of fail/warn per check, what could not be checked, and the exit code
+(0 all pass/warn, 10 any fail, 2 records skipped as malformed and none failed,
+12 none failed but a check that applies could not run).
 
 Two batch views keep the warnings meaningful:
 
@@ -26,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tokcaliper.errors import EXIT_AUDIT_FAIL
+from tokcaliper.errors import EXIT_AUDIT_FAIL, EXIT_AUDIT_INCOMPLETE
 from tokcaliper.audit.checks import RECORD_CHECKS, CheckContext, a4_batch_curve
 from tokcaliper.audit.checks._common import na, num, worst
 from tokcaliper.audit.facts.gpus import GPUFacts, GPUOverrides, UnknownGPUError, lookup_gpu
@@ -119,7 +120,12 @@ class SourceFinding(BaseModel):
 
 
 class AuditReport(BaseModel):
-    """Everything ``tokcaliper audit`` prints, text or JSON."""
+    """Everything ``tokcaliper audit`` prints, text or JSON.
+
+    ``unchecked``: one line per record for each check that applies but could not run
+    (an unknown or ambiguous GPU, an unknown model), naming what to give; any of them
+    and no failure → exit :data:`~tokcaliper.errors.EXIT_AUDIT_INCOMPLETE`.
+    """
 
     records: list[RecordAudit]
     curves: list[Verdict]
@@ -128,6 +134,7 @@ class AuditReport(BaseModel):
     source_findings: list[SourceFinding] = Field(default_factory=list)
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    unchecked: list[str] = Field(default_factory=list)
     exit_code: int = 0
 
 
@@ -227,8 +234,10 @@ def audit_records(records: list[Record], options: AuditOptions | None = None,
         for i in c.members:
             by_member[i] = c.verdict
     audits: list[RecordAudit] = []
+    unchecked: list[str] = []
     for i, rec in enumerate(records):
         ctx = build_context(rec, options)
+        unchecked.extend(not_checked(rec, ctx))
         verdicts = [mod.check(ctx) for mod in RECORD_CHECKS]
         a4 = by_member.get(i) or na("A4", a4_batch_curve.TITLE,
                                     f"fewer than {3} rated records in group {a4_batch_curve.group_key(rec)}")
@@ -259,12 +268,43 @@ def audit_records(records: list[Record], options: AuditOptions | None = None,
             summary.append(cc)
     top = rank_suspects(audits)
     any_fail = any(a.status == Status.FAIL for a in audits) or any(c.verdict.status == Status.FAIL for c in curves)
-    exit_code = EXIT_AUDIT_FAIL if any_fail else (2 if skipped else 0)
+    exit_code = (EXIT_AUDIT_FAIL if any_fail else 2 if skipped
+                 else EXIT_AUDIT_INCOMPLETE if unchecked else 0)
     opts = options or AuditOptions()
     warnings = opts.gpu.unmatched([r.hardware.gpu_name for r in records])
     return AuditReport(records=audits, curves=[c.verdict for c in curves], summary=summary, suspects=top,
                        source_findings=source_findings, skipped=skipped or [], warnings=warnings,
-                       exit_code=exit_code)
+                       unchecked=unchecked, exit_code=exit_code)
+
+
+def not_checked(record: Record, ctx: CheckContext) -> list[str]:
+    """What could not be checked for ``record`` and why, in words (issue 26).
+
+    A2 needs the GPU's TDP when the record publishes power; A3 needs its bandwidth and
+    the model's parameters when it publishes a decode rate. An unknown model is named
+    with the nearest names of the model-facts table.
+
+    Returns:
+        e.g. ``["r.json#0: unknown GPU 'H100 SXM6' (nearest known: H100 SXM5 80 GB …): give
+        the full name, or --bandwidth (GB/s) and --tdp (W) — A2 power ÷ TDP, A3 roofline
+        not checked"]``; empty when every applicable check had its facts.
+    """
+    out = []
+    label = record.label()
+    claims_rate = record.tok_s_decode is not None
+    if ctx.gpu_error is not None:
+        lost = ([] if not record.power_w else ["A2 power ÷ TDP"]) + (["A3 roofline"] if claims_rate else [])
+        if lost:
+            out.append(f"{label}: {ctx.gpu_error} — {', '.join(lost)} not checked")
+    if claims_rate and ctx.params.total is None and ctx.params.active is None:
+        from tokcaliper.audit.facts.models import nearest_model_names
+
+        name = record.model.name
+        near = nearest_model_names(name) if name else []
+        hint = f" (nearest known: {', '.join(near)})" if near else ""
+        what = f"unknown model {name!r}{hint}" if name else "the record names no model"
+        out.append(f"{label}: {what}: give model.params_total or --model-file — A3 roofline not checked")
+    return out
 
 
 def _source_key(a: RecordAudit, rec_importer: str | None) -> str:

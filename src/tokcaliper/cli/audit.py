@@ -1,9 +1,9 @@
 """CLI: ``tokcaliper audit`` and ``tokcaliper diff`` (METHODS.md Part A).
 
 Thin: parse arguments, call one function in :mod:`tokcaliper.audit`, render
-with :mod:`tokcaliper.report.audit_view`. Exit codes: 0 all pass/warn, 1 any
-record fails (diff: not comparable), 2 input errors (including records skipped
-as malformed when none fails).
+with :mod:`tokcaliper.report.audit_view`. Exit codes: 0 all pass/warn, 10 any
+record fails (diff: 11 not comparable), 2 input errors (including records skipped
+as malformed when none fails), 12 none fails but not every check could run.
 """
 
 from __future__ import annotations
@@ -135,32 +135,41 @@ def _write_plan(rec_a: str, rec_b: str, out: Path, runs_per_arm: int | None, cv:
 
     from tokcaliper.audit import load_record_ref
     from tokcaliper.audit.attribution import plan_experiment
-    from tokcaliper.stats.resolution import n_quick
+    from tokcaliper.audit.diff import diff_records
+    from tokcaliper.stats.resolution import n_power
 
     (a, wa), (b, wb) = load_record_ref(rec_a), load_record_ref(rec_b)
     _warn(wa + wb)
     if runs_per_arm is None:
-        n = max(2, n_quick(cv, effect))
-        src = f"tokcaliper plan --cv {cv:g} --effect {effect:g}: 8 · (CV/Δ)² → {n}"
+        # power 0.8, not the quick 8·(CV/Δ)² that finds a true effect only half the time (M3)
+        n = n_power(cv, effect)
+        src = f"tokcaliper plan --cv {cv:g} --effect {effect:g}: power 0.8 (two-sided t, α = 0.05) → {n}"
     else:
         n, src = runs_per_arm, "--runs-per-arm"
     p = plan_experiment(a, b, runs_per_arm=n, metric=metric, runs_source=src)
+    comparable = diff_records(a, b).comparable
     try:
         out.write_text(p.text, encoding="utf-8")
     except OSError as e:
         raise InputError(f"cannot write {out}: {e.strerror or e}") from None
     if as_json:
         print(json.dumps({"path": str(out), "arms": p.arms, "knobs": p.knobs, "unplannable": p.unplannable,
-                          "kind": p.kind, "runs_per_arm": n, "runs_per_arm_source": src}, default=str))
+                          "gaps": p.gaps, "kind": p.kind, "runs_per_arm": n, "runs_per_arm_source": src,
+                          "comparable": comparable}, default=str))
     else:
         print(plain(f"wrote {out}: {len(p.arms)} arms ({', '.join(p.arms)}), {n} runs per arm ({src})"))
         for k in p.knobs:
             print(plain(f"  knob {k['knob']}: {k['a']} → {k['b']}"))
-        if p.unplannable:
-            print(plain(f"  not settable by a launch flag (left in the residual): {', '.join(p.unplannable)}"))
+        for g in p.gaps:
+            print(plain(f"  gap: {g} (arm B is a TODO until then)"))
         if p.kind == "switch":
             print("  TODO: the records have no launch commands; fill each arm's `switch` command before running")
         print(f"run it: tokcaliper experiment run {out}; then: tokcaliper attribute EXPERIMENT_ID")
+        if not comparable:
+            print(f"exit {EXIT_NOT_COMPARABLE}: the records are not comparable as they stand (as `diff` says); "
+                  "the plan measures what separates them")
+    if not comparable:
+        raise typer.Exit(EXIT_NOT_COMPARABLE)
 
 
 @app.command("attribute")

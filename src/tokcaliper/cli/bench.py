@@ -24,7 +24,8 @@ def _check(cond: bool, message: str) -> None:
 def bench(
     url: Annotated[Optional[str], typer.Option(help="Base URL of an already running OpenAI-compatible server.")] = None,
     server_cmd: Annotated[Optional[str], typer.Option(
-        help="Command that starts the server; {port} and {host} are filled in. "
+        help="Command that starts the server; {port} and {host} are filled in, {llama_server} and "
+             "{smollm2} name the built local server and model. "
              "Default (no --url): the local llama-server with SmolLM2.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Model name to request (default: first of /v1/models).")] = None,
     concurrency: Annotated[Optional[list[str]], typer.Option(

@@ -77,6 +77,7 @@ def compare_cmd(
     fail_on_inconclusive: Annotated[bool, typer.Option("--fail-on-inconclusive", help="With --baseline: exit 21 when the runs cannot decide (default: 0, said in the output).")] = False,
     db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = Path("tokcaliper.db"),
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print the arithmetic, the per-pair verdicts, every metric in full and the sources.")] = False,
 ) -> None:
     """Compare two arms: n, mean, sd, CV; ratio with CI; Welch (and paired) t; MDE; verdict.
 
@@ -152,9 +153,11 @@ def compare_cmd(
                                  [a.get("name") for a in store.get_experiment(analysis.id).spec.get("arms", [])])
         payload = {"experiment": analysis.id, "comparisons": analysis.comparisons,
                    "sequential": analysis.sequential, "governs": analysis.governs,
-                   "roofline": roofline_payload(arms)}
+                   "roofline": roofline_payload(arms),
+                   "closing": analysis.closing}
 
         def render(console) -> None:  # type: ignore[no-untyped-def]
+            from tokcaliper.report.compare_view import print_closing
             from tokcaliper.report.experiment_view import render_sequential
 
             render_sequential(console, analysis)  # until-decided: the decision that governs
@@ -163,8 +166,10 @@ def compare_cmd(
                     console.print(plain(f"{c.candidate} against {c.baseline}: not comparable yet — {c.error}"),
                                   markup=False)
                 else:
-                    render_multi(c.metrics, console)
+                    render_multi(c.metrics, console, verbose=verbose, closing=False)
             render_roofline(console, [], arms=arms)
+            if analysis.closing:
+                print_closing(console, analysis.closing)
 
         emit(payload, as_json, render)
         return
@@ -208,7 +213,7 @@ def compare_cmd(
                              parse_summary_stats(b_stats, "--b-stats"),  # type: ignore[arg-type]
                              display, metric=metric, higher_is_better=direction(metric), **settings)
         an = an.model_copy(update={"control_reason": "given as --a-stats"})
-        emit(an, as_json, lambda console: render_analysis(an, console))
+        emit(an, as_json, lambda console: render_analysis(an, console, verbose=verbose))
         return
     if mode == "--a/--b":
         from tokcaliper.experiment.samples import choose_control
@@ -222,7 +227,7 @@ def compare_cmd(
         an = analyze_samples(va, vb, display, paired=paired, metric=metric,
                              higher_is_better=direction(metric), noise_abs=floor(metric), **settings)
         an = an.model_copy(update={"control_reason": why})
-        emit(an, as_json, lambda console: render_analysis(an, console))
+        emit(an, as_json, lambda console: render_analysis(an, console, verbose=verbose))
         return
 
     if mode == "--session":
@@ -231,7 +236,7 @@ def compare_cmd(
         an = analyze_samples(va, vb, display, metric=metric, higher_is_better=direction(metric),
                              noise_abs=floor(metric), **settings)
         an = an.model_copy(update={"control_reason": why, "notes": [*notes, *an.notes]})
-        emit(an, as_json, lambda console: render_analysis(an, console))
+        emit(an, as_json, lambda console: render_analysis(an, console, verbose=verbose))
         return
 
     assert csv_path is not None
@@ -248,10 +253,10 @@ def compare_cmd(
                         .model_copy(update={"control_reason": table.control_reason}))
     if len(analyses) == 1:
         an = analyses[0]
-        emit(an, as_json, lambda console: render_analysis(an, console))
+        emit(an, as_json, lambda console: render_analysis(an, console, verbose=verbose))
         return
     mc = compare_metrics(analyses)
-    emit(mc, as_json, lambda console: render_multi(mc, console))
+    emit(mc, as_json, lambda console: render_multi(mc, console, verbose=verbose))
 
 
 def session_arms(db: Path, sessions: str, arms: tuple[str, str] | None, control: str | None, metric: str,

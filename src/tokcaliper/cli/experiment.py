@@ -41,6 +41,9 @@ def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_
     store.claim_experiment(exp_id)  # refuse a second runner before any progress line (held on by execute)
     total = len(spec.run_order())
     already = len([r for r in store.session_runs(exp_id) if not r.warmup_run])
+    if already >= total and not spec.until_decided:
+        stderr.print(f"experiment {exp_id} is finished: all {total} measured runs are stored, nothing "
+                     "to run; its report follows", markup=False)
     interval = spec.load.telemetry_interval_s
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("{task.fields[eta]}"), console=stderr,
@@ -123,7 +126,10 @@ def fail_if_nothing_valid(exp_id: str, store) -> None:  # type: ignore[no-untype
         raise ServerError(reason)
 
 
-def _show(exp_id: str, store, json_out: bool) -> None:  # type: ignore[no-untyped-def]
+_VERBOSE_HELP = "Also print each metric's arithmetic, the per-pair verdicts and the sources."
+
+
+def _show(exp_id: str, store, json_out: bool, verbose: bool = False) -> None:  # type: ignore[no-untyped-def]
     from tokcaliper.experiment.analysis import analyze_experiment
     from tokcaliper.audit.run_roofline import arm_rooflines
     from tokcaliper.report.experiment_view import render_experiment
@@ -136,8 +142,8 @@ def _show(exp_id: str, store, json_out: bool) -> None:  # type: ignore[no-untype
     payload = {**to_jsonable(analysis), "roofline": roofline_payload(arms)}
 
     def render(console) -> None:  # type: ignore[no-untyped-def]
-        render_experiment(console, analysis)
-        render_roofline(console, [], arms=arms)
+        render_experiment(console, analysis, verbose,
+                          before_closing=lambda c: render_roofline(c, [], arms=arms))
 
     emit(payload, json_out, render)
 
@@ -151,6 +157,7 @@ def run_cmd(
                                 "cap); keeps the stated error rates (docs/calibration.md).")] = False,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=_VERBOSE_HELP)] = False,
 ) -> None:
     """Run an experiment file's arms in its declared order, store every run, then analyse."""
     from tokcaliper.experiment.execute import create_experiment
@@ -175,7 +182,7 @@ def run_cmd(
                      + ("" if spec.seed is None else f", seed {spec.seed}")
                      + f"); stored in {db}", markup=False)
         execute_with_progress(exp_id, spec, file.resolve().parent, store, on_mismatch, json_out)
-        _show(exp_id, store, json_out)
+        _show(exp_id, store, json_out, verbose)
         fail_if_nothing_valid(exp_id, store)
 
 
@@ -185,6 +192,7 @@ def resume_cmd(
     on_mismatch: Annotated[str, typer.Option(help=_MISMATCH_HELP)] = "stop",
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=_VERBOSE_HELP)] = False,
 ) -> None:
     """Continue an interrupted or stopped experiment without repeating finished runs."""
     from tokcaliper.experiment.spec import ExperimentSpec
@@ -199,7 +207,7 @@ def resume_cmd(
 
         ensure_fd_room(spec.max_streams, "[load] concurrency")
         execute_with_progress(row.id, spec, None, store, on_mismatch, json_out)
-        _show(row.id, store, json_out)
+        _show(row.id, store, json_out, verbose)
         fail_if_nothing_valid(row.id, store)
 
 
@@ -208,13 +216,14 @@ def show_cmd(
     experiment_id: Annotated[str, typer.Argument(help="Experiment id (or a unique prefix).")],
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=_VERBOSE_HELP)] = False,
 ) -> None:
     """The plan, what ran (runs and outcomes), and the comparison of the arms."""
     from tokcaliper.cli.runs import warn_damaged
     from tokcaliper.store import Store
 
     with Store(db, create=False) as store:
-        _show(store.get_experiment(experiment_id).id, store, json_out)
+        _show(store.get_experiment(experiment_id).id, store, json_out, verbose)
         warn_damaged(store)
 
 

@@ -30,7 +30,7 @@ from tokcaliper.store import Store
 from tokcaliper.store.sqlite import Outcome
 
 __all__ = ["ArmSummary", "Comparison", "ExperimentAnalysis", "RunLine", "analyze_experiment",
-           "analysed_runs", "comparison_metrics", "governing_verdict", "metric_triples",
+           "analysed_runs", "comparison_metrics", "experiment_closing", "governing_verdict", "metric_triples",
            "restart_splits", "run_cause", "sequential_decision", "split_by_restart"]
 
 #: Latency metrics compared beside a throughput primary (and Holm-corrected with it).
@@ -84,6 +84,9 @@ class ExperimentAnalysis(BaseModel):
 
     ``governs`` (until-decided experiments only) says which verdict is the
     experiment's: the sequential decision, not the fixed-n comparison.
+
+    ``closing``: the plain ``result:``/``next:`` lines that end the report, one
+    pair per candidate arm (:func:`experiment_closing`).
     """
 
     id: str
@@ -99,6 +102,7 @@ class ExperimentAnalysis(BaseModel):
     sequential: SequentialDecision | None = None
     restarts: list[RestartSplit] = []
     governs: str | None = None
+    closing: list[str] = []
 
 
 def comparison_metrics(primary: str) -> list[str]:
@@ -243,7 +247,27 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
         planned=spec.run_order(), runs=lines, outcomes=store.outcomes(row.id), arms=arms,
         comparisons=comparisons, sequential=sequential, governs=governs,
         restarts=restart_splits(spec, runs),
+        closing=experiment_closing(spec, comparisons, sequential),
     )
+
+
+def experiment_closing(spec: ExperimentSpec, comparisons: list[Comparison],
+                       sequential: SequentialDecision | None) -> list[str]:
+    """The closing lines of an experiment (issue 26): the sequential rule's when it governs
+    (until-decided), else each candidate's primary-metric comparison
+    (:func:`tokcaliper.stats.closing.closing_lines`); a comparison not possible yet says why."""
+    from tokcaliper.stats.closing import closing_lines, sequential_closing
+
+    if spec.until_decided and sequential is not None:
+        return sequential_closing(sequential, (spec.arms[0].name, spec.arms[1].name), spec.metric)
+    out: list[str] = []
+    for c in comparisons:
+        if c.metrics is None or not c.metrics.metrics:
+            out.append(f"result: {c.candidate} against {c.baseline}: not comparable yet — {c.error}")
+            out.append("next: measure at least 2 valid runs per arm (experiment resume)")
+        else:
+            out.extend(closing_lines(c.metrics.metrics[0]))
+    return out
 
 
 def governing_verdict(sq: SequentialDecision | None, comparisons: list[Comparison],

@@ -37,7 +37,7 @@ from tokcaliper.load.prompts import Messages, load_prompts
 from tokcaliper.model.run import Run
 from tokcaliper.model.timestamps import utc_now_iso
 from tokcaliper.servers.counters import discover_model
-from tokcaliper.servers.local import find_local_llama, server_version
+from tokcaliper.servers.local import fill_local_placeholders, server_version
 from tokcaliper.servers.managed import ManagedServer, check_reachable, free_port
 from tokcaliper.servers.url import server_url
 from tokcaliper.stats.sequential import SequentialDecision
@@ -173,20 +173,10 @@ def _experiment_prompts(exp_id: str, spec: ExperimentSpec, store: Store,
     return prompts
 
 
-def _local_fields() -> dict[str, str]:
-    """``{llama_server}`` and ``{smollm2}``: the embedded default server and model."""
-    local = find_local_llama()
-    return {"llama_server": str(local.server), "smollm2": str(local.model)}
-
-
 def _argv(template: str, arm: ArmSpec | None, *, port: int | None, host: str | None,
           shell: bool = False) -> list[str]:
     """argv of an experiment command; ``{llama_server}``/``{smollm2}`` name the local default."""
-    local = {}
-    if "{llama_server}" in template or "{smollm2}" in template:
-        local = _local_fields()
-        for key, value in local.items():
-            template = template.replace("{" + key + "}", shlex.quote(value))
+    template = fill_local_placeholders(template)
     return fill_command(template, value=None if arm is None else arm.value_text, port=port,
                         host=host, shell=shell)
 

@@ -14,8 +14,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from tokcaliper.audit.diff import DiffResult
-from tokcaliper.errors import EXIT_AUDIT_FAIL
-from tokcaliper.audit.runner import AuditReport, RecordAudit
+from tokcaliper.errors import EXIT_AUDIT_FAIL, EXIT_AUDIT_INCOMPLETE
+from tokcaliper.audit.runner import RANK_SHOWN, AuditReport, RecordAudit
 from tokcaliper.model.verdict import Status
 from tokcaliper.numbers import num
 from tokcaliper.report.verdict_view import status_markup as _status
@@ -103,9 +103,24 @@ def render_report(console: Console, report: AuditReport, brief: bool = False) ->
         field = f"field {escape(_sanitize(str(p['field'])))}: " if p.get("field") else ""
         console.print(f"[red]skipped[/] {escape(_sanitize(str(p['file'])))}: record {p['index']}: "
                       f"{field}{escape(_sanitize(str(p['message'])))}")
-    verdict = {0: "[green]no record fails[/]", EXIT_AUDIT_FAIL: "[bold red]at least one record fails[/]",
-               2: "[red]no record fails, but some were skipped as malformed[/]"}[report.exit_code]
+    if report.unchecked:
+        console.print(f"[bold yellow]Not checked[/] ({len(report.unchecked)}: a check that applies "
+                      "lacked a fact; nothing is said about these claims)")
+        for line in report.unchecked[:RANK_SHOWN]:
+            console.print(f"  {escape(_sanitize(line))}")
+        if len(report.unchecked) > RANK_SHOWN:
+            console.print(f"  … {len(report.unchecked) - RANK_SHOWN} more in --json")
+    verdict = {0: "[green]no record fails[/]", EXIT_AUDIT_FAIL: "[bold red]at least one record fails[/]"
+               + (" (and some checks could not run, listed above)" if report.unchecked else ""),
+               2: "[red]no record fails, but some were skipped as malformed[/]",
+               EXIT_AUDIT_INCOMPLETE: "[yellow]no record fails the checks that ran, but not all checks "
+                                      "ran (listed above)[/]"}[report.exit_code]
     console.print(f"exit {report.exit_code}: {verdict}")
+
+
+def _cell(v: object) -> str:
+    """A knob's value for the table: a missing one reads "not given", never Python's ``None``."""
+    return "not given" if v is None else str(v)
 
 
 def render_diff(console: Console, d: DiffResult) -> None:
@@ -116,7 +131,7 @@ def render_diff(console: Console, d: DiffResult) -> None:
         t.add_column(escape(col))
     for k in d.knobs:
         mark = ("[bold red]yes[/]" if k.matters else "[yellow]yes[/]") if k.differs else ""
-        t.add_row(k.name, escape(_sanitize(str(k.a))), escape(_sanitize(str(k.b))), mark)
+        t.add_row(k.name, escape(_sanitize(_cell(k.a))), escape(_sanitize(_cell(k.b))), mark)
     console.print(t)
     for line in d.verdict.arithmetic:
         if line.startswith("ratio"):

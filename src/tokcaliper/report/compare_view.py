@@ -19,11 +19,12 @@ from rich.text import Text
 
 from tokcaliper.numbers import num, p_value, percent, statistic
 from tokcaliper.numbers import ratio as fmt_ratio
+from tokcaliper.stats.closing import closing_lines
 
 if TYPE_CHECKING:
     from tokcaliper.stats.ab import ABAnalysis, MultiComparison, SingleNumbers
 
-__all__ = ["render_analysis", "render_multi", "render_single"]
+__all__ = ["print_closing", "render_analysis", "render_multi", "render_single"]
 
 _STYLE = {"faster": "green", "slower": "red", "equivalent": "green", "inconclusive": "yellow"}
 
@@ -50,8 +51,11 @@ def _arms_table(an: ABAnalysis) -> Table:
     return t
 
 
-def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> None:
-    """Print one metric's comparison."""
+def render_analysis(an: ABAnalysis, console: Console, header: bool = True, *,
+                    verbose: bool = True, closing: bool = True) -> None:
+    """Print one metric's comparison; with ``verbose`` False the per-pair verdicts, the
+    arithmetic and the sources are left out (``--verbose`` prints them). ``closing``: end
+    with the plain ``result:``/``next:`` lines (:func:`tokcaliper.stats.closing.closing_lines`)."""
     from tokcaliper.stats.ab import ratios_text, running_lines  # scipy: only when rendering
     na, nb = an.a.name, an.b.name
     lvl = f"{100 * (1 - an.alpha):g}%"
@@ -65,16 +69,19 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
                       f"({'higher' if an.higher_is_better else 'lower'} is better)")
     console.print(_arms_table(an))
     if an.scale == "difference":
-        _render_difference(an, console)
+        _render_difference(an, console, verbose)
+        if closing:
+            print_closing(console, closing_lines(an))
         return
     ci = an.ratio_of_means_ci
     _say(console, escape(f"ratio of means {nb}/{na} = {fmt_ratio(an.ratio_of_means)}"
                          + ("" if ci is None else f" ({lvl} CI {_ci(ci)})")))
     w = an.welch
-    _say(console, escape(f"Welch's t = {statistic(w.t)}, df = {num(w.df, 2, min_decimals=1)}, "
-                         f"p = {p_value(w.p)}"
-                         + ("  — shown beside the paired analysis, which decides"
-                            if an.decided_by == "paired" else "  — decides")))
+    if verbose or an.decided_by != "paired":
+        _say(console, escape(f"Welch's t = {statistic(w.t)}, df = {num(w.df, 2, min_decimals=1)}, "
+                             f"p = {p_value(w.p)}"
+                             + ("  — shown beside the paired analysis, which decides"
+                                if an.decided_by == "paired" else "  — decides")))
     if an.paired is not None:
         pr = an.paired
         pci = "" if pr.ratio_ci is None else f" ({lvl} CI {_ci(pr.ratio_ci)})"
@@ -82,17 +89,21 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
                 else f"t = {statistic(pr.t)}, df = {pr.df}, p = {p_value(pr.p)}")
         _say(console, escape(f"paired on log ratios ({pr.n} pairs): ratio {fmt_ratio(pr.ratio)}"
                              f"{pci}, {ptxt}"))
-        _say(console, escape("pair ratios in run order: " + ratios_text(pr.ratios)))
-    _robust(an, console, lvl)
-    if an.running:
-        _say(console, "verdict after each pair:")
+        if verbose:
+            _say(console, escape("pair ratios in run order: " + ratios_text(pr.ratios)))
+    _robust(an, console, lvl, verbose)
+    if an.running and verbose:
+        _say(console, "verdict after each pair (unadjusted paired p, for the trajectory only"
+                      + (f"; the verdict below reads the Holm-adjusted p and governs):"
+                         if an.holm_m > 1 else "; the verdict below governs):"))
         for line in running_lines(an.running):
             _say(console, f"  {escape(line)}")
     v = an.variance
     bf = ("" if v.bf_p is None
           else f"Brown–Forsythe W = {statistic(v.bf_w)}, p = {p_value(v.bf_p)}; ")
     f = "F undefined" if v.f is None else f"F-test F = {statistic(v.f)}, p = {p_value(v.f_p)}"
-    _say(console, escape(f"variances: {bf}{f}"))
+    if verbose:
+        _say(console, escape(f"variances: {bf}{f}"))
     if an.mde is not None:
         if an.target_effect <= an.noise_band:
             need = "none at any n (inside the noise band)"
@@ -105,24 +116,46 @@ def render_analysis(an: ABAnalysis, console: Console, header: bool = True) -> No
                              f"{need}"))
     if an.tost is not None:
         t = an.tost
-        _say(console, escape(f"equivalence (TOST ±{percent(t.margin)}): p = {p_value(t.p)}, "
-                             f"{100 * (1 - 2 * t.alpha):g}% CI {_ci(t.ci)}"))
-    _render_verdict(an, console)
+        adj = an.tost_p_used is not None and an.holm_m > 1
+        _say(console, escape(f"equivalence (TOST ±{percent(t.margin)}): "
+                             + (f"unadjusted p = {p_value(t.p)}, Holm-adjusted p = "
+                                f"{p_value(an.tost_p_used)} (governs)" if adj else f"p = {p_value(t.p)}")
+                             + f", {100 * (1 - 2 * t.alpha):g}% CI {_ci(t.ci)}"))
+    _render_verdict(an, console, verbose)
+    if header and not verbose:
+        _say(console, VERBOSE_HINT, style="dim")
+    if closing:
+        print_closing(console, closing_lines(an))
 
 
-def _render_verdict(an: ABAnalysis, console: Console) -> None:
+#: The one line that says what the default (short) view leaves out.
+VERBOSE_HINT = ("(--verbose: every metric's table, arithmetic and per-pair verdicts, the Welch and "
+                "rank companions, the variance tests and the sources)")
+
+
+def print_closing(console: Console, lines: list[str]) -> None:
+    """The closing ``result:``/``next:`` lines, bold, after a blank line (issue 26)."""
+    console.print()
+    for line in lines:
+        head, _, rest = line.partition(":")
+        _say(console, f"[bold]{escape(head)}:[/bold]{escape(rest)}", soft_wrap=False)
+
+
+def _render_verdict(an: ABAnalysis, console: Console, verbose: bool = True) -> None:
     """The verdict, its arithmetic, notes and sources: the tail of either scale's body."""
     style = _STYLE[an.verdict]
     _say(console, f"[bold {style}]verdict:[/bold {style}] {escape(an.report.summary)}")
-    _say(console, "arithmetic:")
-    for line in an.report.arithmetic:
-        _say(console, f"  {escape(line)}")
+    if verbose:
+        _say(console, "arithmetic:")
+        for line in an.report.arithmetic:
+            _say(console, f"  {escape(line)}")
     for n in an.notes:
         _say(console, f"[yellow]note:[/yellow] {escape(n)}")
-    _say(console, "sources: " + escape("; ".join(an.report.sources)), style="dim")
+    if verbose:
+        _say(console, "sources: " + escape("; ".join(an.report.sources)), style="dim")
 
 
-def _render_difference(an: ABAnalysis, console: Console) -> None:
+def _render_difference(an: ABAnalysis, console: Console, verbose: bool = True) -> None:
     """The body of a difference-scale comparison (b − a, absolute noise floor; issue 17 item 5)."""
     u = f" {an.unit}" if an.unit else ""
     lvl = f"{100 * (1 - an.alpha):g}%"
@@ -142,7 +175,7 @@ def _render_difference(an: ABAnalysis, console: Console) -> None:
     if an.mde is not None:
         _say(console, escape(f"MDE with these runs: ±{num(an.mde)}{u}, so changes below "
                              f"±{num((an.noise_abs or 0) + an.mde)}{u} (floor + MDE) cannot be called"))
-    _render_verdict(an, console)
+    _render_verdict(an, console, verbose)
 
 
 def _control_line(an: ABAnalysis, console: Console) -> None:
@@ -152,7 +185,7 @@ def _control_line(an: ABAnalysis, console: Console) -> None:
            else f"ratios are {an.b.name}/{an.a.name}")
     role = "subtracted" if an.scale == "difference" else "the ratio's denominator"
     _say(console, escape(f"control (reference, {role}): {an.a.name} — {why}; {rel}"))
-def _robust(an: ABAnalysis, console: Console, lvl: str) -> None:
+def _robust(an: ABAnalysis, console: Console, lvl: str, verbose: bool = True) -> None:
     """Drift over run positions (it decides when present), flagged runs, the rank companion."""
     if an.drift is not None:
         _say(console, escape(f"drift over run positions (decides): {an.drift.describe()}"))
@@ -164,15 +197,17 @@ def _robust(an: ABAnalysis, console: Console, lvl: str) -> None:
         if w is not None:
             _say(console, escape(f"without {w.left_out}: "
                                  + (w.summary if w.summary is not None else f"no comparison ({w.error})")))
-    if an.rank is not None:
+    if an.rank is not None and verbose:
         rk = an.rank
         ci = "" if rk.ratio_ci is None else f" ({lvl} CI {_ci(rk.ratio_ci)})"
         _say(console, escape(f"rank companion: Hodges–Lehmann ratio {fmt_ratio(rk.ratio)}{ci}, "
                              f"Wilcoxon signed-rank p = {p_value(rk.p)}"))
 
 
-def render_multi(mc: MultiComparison, console: Console) -> None:
-    """Print several metrics' comparisons and the Holm note."""
+def render_multi(mc: MultiComparison, console: Console, *, verbose: bool = True,
+                 closing: bool = True) -> None:
+    """Print several metrics' comparisons and the Holm note, then (``closing``) the plain
+    ``result:``/``next:`` lines of the first (primary) metric."""
     if not mc.metrics:
         return
     first = mc.metrics[0]
@@ -180,9 +215,18 @@ def render_multi(mc: MultiComparison, console: Console) -> None:
                   f"{escape(first.a.name)} (baseline), {len(mc.metrics)} metrics")
     _control_line(first, console)
     _say(console, escape(mc.note))
-    for an in mc.metrics:
+    for i, an in enumerate(mc.metrics):
         console.print()
-        render_analysis(an, console, header=False)
+        if i > 0 and not verbose:  # a secondary metric: its verdict alone (--verbose: all of it)
+            style = _STYLE[an.verdict]
+            _say(console, f"[bold]{escape(an.metric)}[/bold] ({'higher' if an.higher_is_better else 'lower'}"
+                          f" is better) [bold {style}]verdict:[/bold {style}] {escape(an.report.summary)}")
+            continue
+        render_analysis(an, console, header=False, verbose=verbose, closing=False)
+    if not verbose:
+        _say(console, VERBOSE_HINT, style="dim")
+    if closing:
+        print_closing(console, closing_lines(first))
 
 
 def render_single(sn: SingleNumbers, console: Console) -> None:

@@ -7,19 +7,25 @@ reasons) is escaped, never read as markup.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from tokcaliper.experiment.analysis import ExperimentAnalysis
 from tokcaliper.numbers import num, percent, seconds
-from tokcaliper.report.compare_view import render_multi
+from tokcaliper.report.compare_view import print_closing, render_multi
 
-__all__ = ["render_comparisons", "render_experiment", "render_sequential"]
+__all__ = ["render_closing", "render_comparisons", "render_experiment", "render_sequential"]
 
 
-def render_experiment(console: Console, an: ExperimentAnalysis) -> None:
-    """Print the experiment ``an``: plan, runs, outcomes, per-arm noise, comparisons."""
+def render_experiment(console: Console, an: ExperimentAnalysis, verbose: bool = True,
+                      before_closing: Callable[[Console], None] | None = None) -> None:
+    """Print the experiment ``an``: plan, runs, outcomes, per-arm noise, comparisons, then the
+    closing ``result:``/``next:`` lines. ``verbose`` False leaves out the per-metric
+    arithmetic, the per-pair verdicts, the variance-split arithmetic and the sources.
+    ``before_closing`` draws more (e.g. the arms' rooflines) above the closing lines."""
     spec = an.spec
     console.print(f"[bold]experiment {escape(an.id)}[/bold] — {escape(an.name)}  "
                   f"status [bold]{escape(an.status)}[/bold]  created {escape(an.created_at)}")
@@ -61,10 +67,13 @@ def render_experiment(console: Console, an: ExperimentAnalysis) -> None:
         a.add_row(escape(s.arm), f"{s.n}/{s.planned}", num(None if d is None else d.mean, 4),
                   num(None if d is None else d.std), percent(None if d is None else d.cv), ci)
     console.print(a)
-    render_restart_splits(an.restarts, console)
+    render_restart_splits(an.restarts, console, detail=None if verbose else 0)
 
     render_sequential(console, an)
-    render_comparisons(console, an)
+    render_comparisons(console, an, verbose)
+    if before_closing is not None:
+        before_closing(console)
+    render_closing(console, an)
 
 
 def render_sequential(console: Console, an: ExperimentAnalysis) -> None:
@@ -84,7 +93,13 @@ def render_sequential(console: Console, an: ExperimentAnalysis) -> None:
         console.print(f"[bold]which verdict governs:[/bold] {escape(an.governs)}")
 
 
-def render_comparisons(console: Console, an: ExperimentAnalysis) -> None:
+def render_closing(console: Console, an: ExperimentAnalysis) -> None:
+    """The experiment's closing lines (:attr:`ExperimentAnalysis.closing`), last on the page."""
+    if an.closing:
+        print_closing(console, an.closing)
+
+
+def render_comparisons(console: Console, an: ExperimentAnalysis, verbose: bool = True) -> None:
     """Every candidate arm against the baseline (fixed-n comparisons)."""
     for c in an.comparisons:
         console.print()
@@ -92,7 +107,7 @@ def render_comparisons(console: Console, an: ExperimentAnalysis) -> None:
             console.print(f"[yellow]{escape(c.candidate)} against {escape(c.baseline)}: "
                           f"not comparable yet[/yellow] — {escape(c.error or '')}")
             continue
-        render_multi(c.metrics, console)
+        render_multi(c.metrics, console, verbose=verbose, closing=False)
 
 
 def render_restart_splits(splits, console: Console, detail: int | None = None) -> None:  # type: ignore[no-untyped-def]

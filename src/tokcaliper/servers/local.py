@@ -86,3 +86,28 @@ def find_local_llama() -> LocalLlama:
     if not model.is_file():
         raise InputError(f"SmolLM2 model not found at {model}: {hint}")
     return LocalLlama(server=server, model=model)
+
+
+#: Placeholders for the embedded default server and model, accepted by every server command
+#: (``bench --server-cmd``, experiment files, ``spec sweep``; the experiment file's validator
+#: lists the same names as ``experiment.spec.LOCAL_PLACEHOLDERS``).
+_PLACEHOLDERS = ("llama_server", "smollm2")
+
+
+def fill_local_placeholders(template: str) -> str:
+    """``template`` with ``{llama_server}`` and ``{smollm2}`` replaced by the built server and
+    model (shell-quoted, so the result still splits into the same words); unchanged when it
+    names neither.
+
+    Raises:
+        InputError: a placeholder is named but the local server or model is not built
+            (:func:`find_local_llama`'s message: run ``scripts/setup-llama-server.sh``).
+    """
+    import shlex
+
+    if not any("{" + k + "}" in template for k in _PLACEHOLDERS):
+        return template
+    local = find_local_llama()
+    for key, value in (("llama_server", local.server), ("smollm2", local.model)):
+        template = template.replace("{" + key + "}", shlex.quote(str(value)))
+    return template

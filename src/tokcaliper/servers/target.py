@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from tokcaliper.errors import InputError
 from tokcaliper.report.text import esc
-from tokcaliper.servers.local import find_local_llama, server_version
+from tokcaliper.servers.local import fill_local_placeholders, find_local_llama, server_version
 from tokcaliper.servers.managed import ManagedServer, check_reachable
 from tokcaliper.servers.url import server_url
 
@@ -56,7 +56,7 @@ def target_server(
         local = find_local_llama()
         server_cmd = local.command_template()
         version = local.version()
-    server = ManagedServer(server_cmd, health_timeout_s=health_timeout_s)
+    server = ManagedServer(fill_local_placeholders(server_cmd), health_timeout_s=health_timeout_s)
     if server.port_placeholder is False:
         raise InputError(
             "--server-cmd has no {port} placeholder: tokcaliper picks a free port, fills it in and "

@@ -47,6 +47,11 @@ Finite = Annotated[float, Field(allow_inf_nan=False)]
 PUBLISHED_AL_TOL = 0.005
 
 
+def _spread(samples: Sequence[float]) -> bool:
+    """Whether the runs vary at all (Welch's t is undefined when neither arm does)."""
+    return max(samples) > min(samples)
+
+
 class KInput(BaseModel):
     """What is known about one draft window k.
 
@@ -218,9 +223,14 @@ def window_table(inputs: Sequence[KInput], name: str = "") -> WindowTable:
             row.notes.append(f"acceptance rate 1.0: {PREDICTABLE}")
         if prev is not None:
             if len(prev.al_samples) >= 2 and len(inp.al_samples) >= 2:
-                row.welch_al_vs_prev = welch(prev.al_samples, inp.al_samples)
+                if _spread(prev.al_samples) or _spread(inp.al_samples):
+                    row.welch_al_vs_prev = welch(prev.al_samples, inp.al_samples)
+                else:
+                    row.notes.append(f"Welch t of AL against k={prev.k} undefined: AL is the same in "
+                                     "every run of both k (zero variance)")
             if len(prev.throughput_samples) >= 2 and len(inp.throughput_samples) >= 2:
-                row.welch_throughput_vs_prev = welch(prev.throughput_samples, inp.throughput_samples)
+                if _spread(prev.throughput_samples) or _spread(inp.throughput_samples):
+                    row.welch_throughput_vs_prev = welch(prev.throughput_samples, inp.throughput_samples)
         prev = inp
         rows.append(row)
     started = [r for r in rows if r.failed is None]
@@ -242,8 +252,14 @@ def window_table(inputs: Sequence[KInput], name: str = "") -> WindowTable:
                 arith.append(f"k={best_pp} over k={r.k}: {num(best_row.al_per_position, 4, min_decimals=4)}/"
                              f"{num(r.al_per_position, 4, min_decimals=4)} = ×{_times(r.relative_to_best)} "
                              "tokens per verified position")
-        if best_al != best_pp:
-            al_row = next(r for r in started if r.k == best_al)
+        al_row = next(r for r in started if r.k == best_al)
+        # A tie on AL/(k+1) (equal at the 3 decimals shown, e.g. every k at the AL = k + 1
+        # ceiling) is not a better buy: no warning names a winner the figures do not show.
+        tie = _three(best_row.al_per_position) == _three(al_row.al_per_position)
+        if best_al != best_pp and tie:
+            arith.append(f"k={best_al} and k={best_pp} tie on AL/(k+1) "
+                         f"({_three(best_row.al_per_position)}): neither is the better buy")
+        if best_al != best_pp and not tie:
             warning = (f"{NOT_BEST_BUY}: k={best_al} has the highest AL ({num(al_row.al, 4, trim=True)}), "
                        f"but k={best_pp} "
                        f"yields ×{_times(al_row.relative_to_best)} its tokens per verified position "

@@ -106,6 +106,7 @@ __all__ = [
     "apply_holm",
     "compare_metrics",
     "n_pairs_power",
+    "needed_for",
     "ratios_text",
     "running_lines",
     "runs_advice",
@@ -434,6 +435,22 @@ def runs_advice(*, n: int, need: int | None, target: float, band: float, effect_
                 "called, so the change is likely smaller")
     return (f"about {need} {unit} would be needed for a verdict on ±{percent(target)} "
             f"(power {POWER:g} that the CI clears the ±{percent(band)} band)")
+
+
+def needed_for(ev: ABEvidence, effect: float) -> int | None:
+    """Pairs (or runs per arm) at which a true change of ``effect`` gets a gated verdict at
+    power 0.8, from the spread of ``ev``'s own runs (as :attr:`ABEvidence.runs_needed`, which
+    is sized for the effect given or the larger of the observed change and the band).
+
+    Args:
+        ev: a ratio-scale comparison. effect: relative change (fraction, > band).
+
+    Returns:
+        The n, or ``None`` when it is beyond :data:`MAX_RUNS` or no spread is known.
+    """
+    if ev.paired is not None:
+        return _paired_resolution(ev.paired, effect, ev.alpha, ev.noise_band)[1]
+    return _unpaired_resolution(ev.a, ev.b, effect, ev.alpha, ev.noise_band)[1]
 
 
 def n_pairs_power(sd_log: float, delta: float, alpha: float = 0.05, power: float = 0.8) -> int | None:

@@ -30,7 +30,7 @@ from tokcaliper.numbers import ratio as fmt_ratio
 from tokcaliper.stats.equivalence import TostResult
 
 __all__ = ["GateResult", "VerdictClass", "check_noise_band", "gate", "gate_difference", "reading",
-           "verdict_class"]
+           "tost_reason", "verdict_class"]
 
 VerdictClass = Literal["faster", "slower", "equivalent", "inconclusive"]
 
@@ -107,6 +107,38 @@ def verdict_class(*, ratio: float, ci: tuple[float, float] | None, p: float | No
     return "equivalent" if equivalent else "inconclusive"
 
 
+def tost_reason(tost: TostResult, p_used: float, *, adjusted: bool) -> str:
+    """The TOST step of a verdict's arithmetic, every word read from the figures beside it.
+
+    "inside"/"not inside" is decided from the printed ``1 − 2α`` CI and the
+    bounds themselves, not from the p-value: a Holm-adjusted p can stay ≥ α
+    while the unadjusted CI lies inside the margin, and the sentence then says
+    both and which one governs (issue 26).
+
+    Args:
+        tost: the (unadjusted) equivalence test. p_used: the p the gate read.
+        adjusted: ``p_used`` is Holm-adjusted (differs from ``tost.p``).
+
+    Returns:
+        e.g. ``"TOST ±10.0%: Holm-adjusted p = 0.088 ≥ α = 0.05 (unadjusted p = 0.029)
+        governs; the unadjusted 90% CI [1.03 … 1.08] lies inside [0.900, 1.100]"``.
+    """
+    lo, hi = tost.bounds
+    inside = lo <= tost.ci[0] and tost.ci[1] <= hi
+    passed = p_used < tost.alpha
+    lvl = f"{100 * (1 - 2 * tost.alpha):g}%"
+    where = (f"{'the unadjusted ' if adjusted else ''}{lvl} CI [{_ci(*tost.ci)}] "
+             f"{'lies inside' if inside else 'is not inside'} [{fmt_ratio(lo)}, {fmt_ratio(hi)}]")
+    if adjusted:
+        head = (f"Holm-adjusted p = {p_value(p_used)} {'<' if passed else '≥'} α = {tost.alpha:g} "
+                f"governs (unadjusted p = {p_value(tost.p)})")
+        if inside and not passed:
+            where += ", but after the correction equivalence is not concluded"
+    else:
+        head = f"p = {p_value(p_used)} {'<' if passed else '≥'} α = {tost.alpha:g}"
+    return f"TOST ±{_pct(tost.margin)}: {head}; {where}"
+
+
 def gate(
     *,
     ratio: float,
@@ -167,10 +199,7 @@ def gate(
     if tost is not None:
         tp = tost.p if tost_p is None else tost_p
         equivalent = tp < tost.alpha
-        reasons.append(
-            f"TOST ±{_pct(tost.margin)}: p = {p_value(tp)} {'<' if equivalent else '≥'} α = {tost.alpha:g} "
-            f"({100 * (1 - 2 * tost.alpha):g}% CI [{_ci(*tost.ci)}] "
-            f"{'inside' if equivalent else 'not inside'} [{fmt_ratio(tost.bounds[0])}, {fmt_ratio(tost.bounds[1])}])")
+        reasons.append(tost_reason(tost, tp, adjusted=tost_p is not None and tost_p != tost.p))
     else:
         reasons.append("no equivalence margin given: 'equivalent' cannot be concluded")
 

@@ -144,7 +144,11 @@ def check(ctx: CheckContext) -> Verdict:
             p = implied_accept_p(al, k)
             inputs["implied_accept_p"] = p
             statuses.append(Status.FAIL)
-            findings.append(f"AL/k = {fixed(ratio)}: AL sits at its theoretical upper bound — {PREDICTABLE} "
+            ceiling = (f"AL = k + 1 = {k + 1}, the ceiling counting the bonus token (as A3 uses)"
+                       if abs(al - (k + 1)) <= abs(al - k) else
+                       f"AL = k = {k}, the ceiling if the source counts accepted drafts only "
+                       f"(k + 1 = {k + 1} with the bonus token, as A3 uses)")
+            findings.append(f"AL/k = {fixed(ratio)}: {ceiling} — {PREDICTABLE} "
                             "(n-gram copy, repetition)")
         else:
             p = implied_accept_p(al, k)

