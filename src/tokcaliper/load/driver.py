@@ -30,6 +30,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from time import perf_counter
 
 from tokcaliper.errors import ServerError
@@ -44,7 +45,8 @@ from tokcaliper.load.summary import percentiles
 from tokcaliper.load.synthetic import SyntheticWorkload
 from tokcaliper.model.run import ArrivalStats, ClientHealth, LoadConfig, RequestRecord
 
-__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "interrupt_phase", "prepare_requests",
+__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "Share", "interrupt_phase",
+           "prepare_requests",
            "run_phase",
            "run_phase_async", "salted"]
 
@@ -70,12 +72,45 @@ class Phase(list[RequestRecord]):
         arrivals: open-loop arrival statistics (None in a closed loop).
         lengths_method / template_tokens: how synthetic prompts were sized
             (:class:`~tokcaliper.load.synthetic.SyntheticWorkload`), None without them.
+        run_start: ``perf_counter()`` time its clock started (``start_s`` = 0).
+        invalid_reason: why the phase cannot be analysed although it ended (a
+            load worker died: :mod:`tokcaliper.load.distributed`), else None.
     """
 
     client: ClientHealth | None = None
     arrivals: ArrivalStats | None = None
     lengths_method: str | None = None
     template_tokens: float | None = None
+    run_start: float | None = None
+    invalid_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Share:
+    """One process's part of a measured phase run by several (:mod:`tokcaliper.load.distributed`).
+
+    Attributes:
+        count: its requests (None: until ``cfg.duration_s`` ends).
+        positions: its requests' places in the run, 0-based after the warm-up:
+            a list (request i is ``positions[i]``), or ``(j, n)`` for every
+            n-th place from j (a duration-bounded phase, count unknown).
+        offsets: its slice of the open-loop schedule, s from the common start
+            (None in a closed loop).
+        start_at: ``perf_counter()`` time, on this process's clock, at which
+            its phase clock starts (None: at once, after its connections open).
+    """
+
+    count: int | None
+    positions: list[int] | tuple[int, int]
+    offsets: list[float] | None = None
+    start_at: float | None = None
+
+    def position(self, i: int) -> int:
+        """The run place of this share's request ``i``."""
+        if isinstance(self.positions, tuple):
+            j, n = self.positions
+            return j + n * i
+        return self.positions[i]
 
 
 class PhaseAborted(ServerError):
@@ -118,9 +153,11 @@ class _Requests:
     """
 
     def __init__(self, cfg: LoadConfig, prompts: list[Messages], ep: Endpoint, offset: int,
-                 count: int | None, synth: SyntheticWorkload | None = None) -> None:
+                 count: int | None, synth: SyntheticWorkload | None = None,
+                 positions: Callable[[int], int] | None = None) -> None:
         self.cfg, self.prompts, self.ep, self.offset = cfg, prompts, ep, offset
         self.synth = synth
+        self.position = positions or (lambda i: i)
         self.lengths: dict[int, tuple[int, int | None, int | None]] = {}
         owned = synth is None and bool(cfg.input_tokens or cfg.output_tokens)
         if owned:
@@ -133,13 +170,14 @@ class _Requests:
                 self.synth.close()  # type: ignore[union-attr]
 
     def _build(self, i: int) -> bytes:
-        messages = self.prompts[(self.offset + i) % len(self.prompts)]
-        tag = "" if self.cfg.prompt_salt is None else f"[{self.cfg.prompt_salt}.{self.offset + i}] "
+        at = self.offset + self.position(i)  # the request's place in the run (one worker's share: its own)
+        messages = self.prompts[at % len(self.prompts)]
+        tag = "" if self.cfg.prompt_salt is None else f"[{self.cfg.prompt_salt}.{at}] "
         if tag:
             messages = salted(messages, tag)
         if self.synth is None:
             return self.ep.request(chat_body(self.cfg, messages))
-        plan = self.synth.plan(self.offset + i, tag, messages)
+        plan = self.synth.plan(at, tag, messages)
         self.lengths[i] = (plan.max_tokens, plan.input_tokens, plan.output_tokens)
         return self.ep.request(chat_body(self.cfg, plan.messages, max_tokens=plan.max_tokens,
                                          min_tokens=plan.output_tokens))
@@ -300,6 +338,7 @@ async def run_phase_async(
     on_request: OnRequest | None = None,
     synth: SyntheticWorkload | None = None,
     prepared: _Requests | None = None,
+    share: Share | None = None,
 ) -> Phase:
     """Run one phase: ``cfg.warmup`` warm-up requests, or the measured load.
 
@@ -312,6 +351,11 @@ async def run_phase_async(
     continue from there, so no measured request reuses a warm-up prompt.
     Warm-up is always a closed loop; the measured phase is an open loop when
     ``cfg.rate_rps`` is set.
+
+    ``share``: this process's part of a measured phase spread over several
+    (:mod:`tokcaliper.load.distributed`): its request count, positions in the
+    run (prompts, tags and record indices follow them), its slice of the
+    open-loop schedule, and when its clock starts.
 
     Returns:
         The phase's records in issue order (``start_s`` relative to the
@@ -331,9 +375,14 @@ async def run_phase_async(
         count, duration, offset = cfg.warmup, None, 0
     else:
         count, duration, offset = cfg.requests, cfg.duration_s, cfg.warmup
+    if share is not None:
+        count = share.count
     open_loop = not warmup and cfg.rate_rps is not None
     offsets: list[float] = []
-    if open_loop:
+    if open_loop and share is not None:
+        offsets = list(share.offsets or [])
+        count = len(offsets)
+    elif open_loop:
         offsets = arrival_offsets(cfg.rate_rps, cfg.arrival, burstiness=cfg.burstiness,  # type: ignore[arg-type]
                                   count=count, duration_s=None if count else duration,
                                   seed=_seed(cfg)).tolist()
@@ -341,7 +390,8 @@ async def run_phase_async(
     if prepared is not None and not warmup:
         reqs = prepared
     else:
-        reqs = _Requests(cfg, prompts, ep, offset, count, synth=synth)
+        reqs = _Requests(cfg, prompts, ep, offset, count, synth=synth,
+                         positions=None if share is None else share.position)
     first_wave = min(cfg.concurrency, count if count is not None else cfg.concurrency)
     if open_loop:
         first_wave = min(first_wave, OPEN_LOOP_PREFILL)
@@ -350,9 +400,13 @@ async def run_phase_async(
             await pool.prefill(first_wave)  # off the clock
         except ConnectFailed as e:
             raise ServerGone(str(e)) from None
+        if share is not None and share.start_at is not None:
+            await asyncio.sleep(max(0.0, share.start_at - perf_counter()))
         monitor.start()
         out.run_start = perf_counter()
-        if open_loop:
+        if open_loop and not offsets:
+            pass  # a worker with no arrival in its slice of the schedule
+        elif open_loop:
             await _open_loop(pool, cfg, reqs, out, offsets=offsets, index_offset=offset)
         else:
             await _closed_loop(pool, cfg, reqs, out, count=count, duration_s=duration,
@@ -370,6 +424,10 @@ async def run_phase_async(
         pool.close()
     out.flush()
     phase = Phase(sorted(out.records, key=lambda r: r.index))
+    phase.run_start = out.run_start
+    if share is not None:  # the phase's own numbering → the request's place in the run
+        for r in phase:
+            r.index = offset + share.position(r.index - offset)
     st, ka = pool.stats, pool.keepalive
     phase.client = health.model_copy(update={
         "connections_opened": st.opened, "connections_prefilled": st.prefilled,
@@ -381,7 +439,7 @@ async def run_phase_async(
         if synth is None and prepared is None:
             reqs.synth.close()
         phase.lengths_method, phase.template_tokens = reqs.synth.method, reqs.synth.template_tokens
-    if open_loop:
+    if open_loop and share is None:  # a share's stats are the union's (its driver's)
         sent = [r.start_s for r in phase if r.start_s is not None]
         sched = [r.scheduled_s for r in phase if r.scheduled_s is not None]
         phase.arrivals = arrival_stats(sent, sched, cfg.rate_rps, cfg.arrival, cfg.burstiness)  # type: ignore[arg-type]

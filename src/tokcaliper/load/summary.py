@@ -111,7 +111,9 @@ def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float |
     when the next token of the same stream is already waiting, i.e. when it
     is later than the gap between tokens) — dispatch delay p99 >
     ``DISPATCH_BOUND_S``, loop CPU share > ``CPU_BOUND_SHARE``. Each crossed
-    bound adds one sentence with its figures.
+    bound adds one sentence with its figures. With several load workers
+    (``client.workers``, each already judged over its own requests) the limits
+    are the workers' own, each named: one worker over a bound limits the run.
     """
     from tokcaliper.load.monitor import CPU_BOUND_SHARE, DISPATCH_BOUND_S, LAG_BOUND_S
     from tokcaliper.numbers import num
@@ -129,6 +131,9 @@ def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float |
     if client.cpu_share is not None and client.cpu_share > CPU_BOUND_SHARE:
         limits.append(W.CLIENT_CPU_BOUND.text(share_pct=f"{num(client.cpu_share * 100)} %",
                                               bound_pct=f"{num(CPU_BOUND_SHARE * 100)} %"))
+    if client.workers:  # several load processes: each one's own verdict (the figures above are their union)
+        limits = [f"load worker {w.worker + 1}: {line}" for w in client.workers if w.client is not None
+                  for line in w.client.limits]
     return client.model_copy(update={"client_limited": bool(limits), "limits": limits})
 
 
