@@ -93,6 +93,11 @@ def bench(
     steady_state: Annotated[Optional[float], typer.Option(
         help="Share of the run's peak of requests in flight (e.g. 0.9): each run's steady-state "
              "window, with throughput and TTFT/ITL percentiles inside it (ramp-up, drain excluded).")] = None,
+    workers: Annotated[int, typer.Option(
+        help="Spread each run's measured load over this many processes (Ray actors, one clock; "
+             "needs pip install 'tokcaliper[ray]'; docs/distributed.md).")] = 1,
+    ray_address: Annotated[Optional[str], typer.Option(
+        help="Ray cluster of the --workers (e.g. 10.0.0.1:6379; default: a local one started here).")] = None,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
     wide: Annotated[bool, typer.Option("--wide", help=WIDE_HELP)] = False,
@@ -132,14 +137,15 @@ def bench(
     # bench and an experiment's [load] accept exactly the same values (no inf or nan,
     # not both --requests and --duration, bounded durations).
     load_spec = LoadSpec.from_options(
-        model=model, concurrency=concurrency, requests=requests, duration_s=duration, warmup=warmup,
+        model=model, concurrency=256 if concurrency is None and rate else concurrency, requests=requests, duration_s=duration, warmup=warmup,
         max_tokens=max_tokens, temperature=temperature, ignore_eos=ignore_eos,
         prompts=None if prompts is None else str(prompts), unique_prompts=unique_prompts,
         request_timeout_s=request_timeout, first_token_timeout_s=first_token_timeout,
         token_timeout_s=token_timeout, max_error_rate=max_error_rate, health_timeout_s=health_timeout,
         telemetry_interval_s=telemetry_interval, idle_seconds=idle_seconds,
         slo=slo, steady_state=steady_state,
-        input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed)
+        input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed,
+        workers=workers, ray_address=ray_address)
     _check(math.isfinite(cooldown) and 0 <= cooldown <= MAX_TIMEOUT_S,
            f"--cooldown must be a number of seconds in [0, {MAX_TIMEOUT_S:g}], got {cooldown:g}")
     _check(effect is None or (math.isfinite(effect) and 0 < effect < 1),
@@ -181,10 +187,16 @@ def bench(
             stderr.print(f"note: --url {given} ends in /v1; using {url} "
                          "(tokcaliper adds /v1/chat/completions itself)")
     prompt_set = load_prompts(prompts)
-    ensure_writable(db)  # before the server starts: a read-only --db loses no run
+    ensure_writable(db)
+    if workers > 1:  # the cluster and its workers first: one that cannot be reached fails now (exit 3)
+        from tokcaliper.load.distributed import shutdown, worker_pool
+
+        worker_pool(workers, ray_address)  # before the server starts: a read-only --db loses no run
     command_line = shlex.join(["tokcaliper", *sys.argv[1:]])
 
     with ExitStack() as stack:
+        if workers > 1:
+            stack.callback(shutdown)
         target = stack.enter_context(target_server(
             url, server_cmd, health_timeout_s=health_timeout, announce=stderr.print))
         base_url, version = target.base_url, target.version
@@ -202,6 +214,7 @@ def bench(
             rate_rps=rate, arrival=arrival, burstiness=burstiness,  # type: ignore[arg-type]
             slo_s=load_spec.slo_s, steady_state=load_spec.steady_state,
             input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed,
+            workers=workers, ray_address=ray_address,
         )
         host = collect_host_info()
         idle_power: dict[str, float] | None = None  # None: not measured

@@ -96,6 +96,8 @@ MAX_SEED = 2**63 - 1
 MAX_DURATION_S = 7 * 86400.0
 MAX_TIMEOUT_S = 86400.0
 MAX_INTERVAL_S = 3600.0
+#: Most load workers (Ray actors) one run may spread its load over.
+MAX_WORKERS = 1024
 
 
 class LoadSpec(_Strict):
@@ -122,6 +124,8 @@ class LoadSpec(_Strict):
         input_tokens, output_tokens: synthetic length distributions (``fixed:N``, ``normal:MEAN,SD``,
             ``lognormal:MEDIAN,SIGMA``, ``uniform:LO,HI``, ``empirical:FILE``;
             :mod:`tokcaliper.load.lengths`); input lengths need ``requests``. length_seed: their seed.
+        workers: load processes (Ray actors) the measured load is spread over (1: this one;
+            :mod:`tokcaliper.load.distributed`); ray_address: their Ray cluster (None: a local one).
     """
 
     model: str | None = None
@@ -162,6 +166,8 @@ class LoadSpec(_Strict):
     input_tokens: str | None = None
     output_tokens: str | None = None
     length_seed: int = Field(0, ge=0, le=2**63 - 1)
+    workers: int = Field(1, ge=1, le=MAX_WORKERS)
+    ray_address: str | None = None
 
     @field_validator("input_tokens", "output_tokens")
     @classmethod
@@ -185,6 +191,11 @@ class LoadSpec(_Strict):
         if self.input_tokens is not None and self.prompts is not None:
             raise KeyedValueError("input_tokens", "give either input_tokens or prompts, not both "
                                   "(synthetic prompts replace the prompt set)")
+        if self.workers > self.concurrency:
+            raise KeyedValueError("workers", f"workers ({self.workers}) must not exceed concurrency "
+                                  f"({self.concurrency}): each worker needs a stream")
+        if self.ray_address is not None and self.workers == 1:
+            raise KeyedValueError("workers", "ray_address needs workers ≥ 2")
         if self.input_tokens is not None and self.duration_s is not None:
             raise KeyedValueError("input_tokens", "input_tokens needs requests, not duration_s "
                                   "(prompts are sized by the server's tokenizer before the clock)")
@@ -210,6 +221,9 @@ class LoadSpec(_Strict):
                 raise InputError(str(ctx_err).replace("input_tokens", "--input-tokens")
                                  .replace("duration_s", "--duration").replace("requests", "--requests")
                                  .replace("prompts", "--prompts", 1)) from None
+            if isinstance(ctx_err, KeyedValueError) and ctx_err.key == "workers":
+                raise InputError(str(ctx_err).replace("workers", "--workers", 1).replace(
+                    "ray_address", "--ray-address").replace("concurrency", "--concurrency", 1)) from None
             if isinstance(ctx_err, KeyedValueError):
                 raise InputError("give either --requests or --duration, not both") from None
             field = str(first.loc[0]) if first.loc else ""
@@ -228,7 +242,8 @@ class LoadSpec(_Strict):
             prompts_source=self.prompts or "builtin", request_timeout_s=self.request_timeout_s,
             first_token_timeout_s=self.first_token_timeout_s, token_timeout_s=self.token_timeout_s,
             slo_s=self.slo_s, steady_state=self.steady_state,
-            input_tokens=self.input_tokens, output_tokens=self.output_tokens, length_seed=self.length_seed)
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens, length_seed=self.length_seed,
+            workers=self.workers, ray_address=self.ray_address)
 
 
 #: LoadSpec field → the ``tokcaliper bench`` option that sets it.
@@ -243,6 +258,7 @@ CLI_FLAGS = {
     "idle_seconds": "--idle-seconds", "slo": "--slo", "steady_state": "--steady-state",
     "idle_seconds": "--idle-seconds", "input_tokens": "--input-tokens",
     "output_tokens": "--output-tokens", "length_seed": "--length-seed",
+    "workers": "--workers", "ray_address": "--ray-address",
 }
 
 

@@ -49,8 +49,8 @@ from tokcaliper.load.driver import OnRequest, Phase, PhaseAborted, Share, _seed
 from tokcaliper.load.prompts import Messages
 from tokcaliper.model.run import ClientHealth, ClockOffset, LoadConfig, RequestRecord, WorkerHealth
 
-__all__ = ["BATCH", "OFFSET_SAMPLES", "START_MARGIN_S", "WorkerPool", "estimate_offset", "import_ray",
-           "merge_health", "run_phase", "split_concurrency", "split_count", "split_schedule",
+__all__ = ["BATCH", "CONNECT_TIMEOUT_S", "OFFSET_SAMPLES", "START_MARGIN_S", "WorkerPool", "estimate_offset", "import_ray",
+           "merge_health", "plan_shares", "reachable", "run_phase", "shutdown", "split_concurrency", "split_count", "split_schedule",
            "to_driver_timeline", "worker_pool"]
 
 #: Records per batch shipped from a worker to the driver.
@@ -242,13 +242,37 @@ class _Worker:
             self.phase.run_start = share.start_at
         assert self.phase.run_start is not None
         return {"n": len(self.phase), "start": self.phase.run_start + self.skew_s,
-                "late": max(0.0, self.phase.run_start - share.start_at), "client": self.phase.client,
+                "late": max(0.0, self.phase.start_late_s), "client": self.phase.client,
                 "aborted": aborted}
 
     def records(self, lo: int, hi: int) -> list[RequestRecord]:
         """Kept records ``lo … hi−1`` (one batch)."""
         assert self.phase is not None
         return list(self.phase[lo:hi])
+
+
+#: Seconds a Ray head's port is given to accept a TCP connection before the
+#: cluster is called unreachable (ray.init itself retries for minutes).
+CONNECT_TIMEOUT_S = 5.0
+
+
+def reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """Check that the Ray head at ``address`` (``host:port`` or ``ray://host:port``) accepts a connection.
+
+    ``auto`` and other forms are left to Ray.
+
+    Raises:
+        ServerError: nothing accepts a TCP connection there within ``timeout_s`` (one line).
+    """
+    hostport = address.removeprefix("ray://")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as e:
+        raise ServerError(f"could not reach the Ray cluster at {address}: {e.strerror or e} "
+                          f"(is `ray start --head` running there?)") from None
 
 
 class WorkerPool:
@@ -270,6 +294,8 @@ class WorkerPool:
         self.broken = False
         import logging
 
+        if address is not None and not ray.is_initialized():
+            reachable(address)
         try:
             if not ray.is_initialized():
                 if address is None:

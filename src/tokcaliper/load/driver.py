@@ -73,6 +73,7 @@ class Phase(list[RequestRecord]):
         lengths_method / template_tokens: how synthetic prompts were sized
             (:class:`~tokcaliper.load.synthetic.SyntheticWorkload`), None without them.
         run_start: ``perf_counter()`` time its clock started (``start_s`` = 0).
+        start_late_s: how much later than ``Share.start_at`` the phase really began, s.
         invalid_reason: why the phase cannot be analysed although it ended (a
             load worker died: :mod:`tokcaliper.load.distributed`), else None.
     """
@@ -82,6 +83,7 @@ class Phase(list[RequestRecord]):
     lengths_method: str | None = None
     template_tokens: float | None = None
     run_start: float | None = None
+    start_late_s: float = 0.0
     invalid_reason: str | None = None
 
 
@@ -367,6 +369,7 @@ async def run_phase_async(
             the records of the requests that had ended.
     """
     ep = endpoint(cfg.base_url)
+    phase_late = 0.0
     # A connect is bounded like the wait for a first byte (a full listen queue drops handshakes).
     pool = ep.pool(connect_timeout_s=cfg.first_token_timeout_s or cfg.request_timeout_s)
     out = _Collector(on_request)
@@ -404,6 +407,9 @@ async def run_phase_async(
             await asyncio.sleep(max(0.0, share.start_at - perf_counter()))
         monitor.start()
         out.run_start = perf_counter()
+        if share is not None and share.start_at is not None:  # the common start, even if late:
+            phase_late = out.run_start - share.start_at  # then its arrivals show the lateness as dispatch delay
+            out.run_start = share.start_at
         if open_loop and not offsets:
             pass  # a worker with no arrival in its slice of the schedule
         elif open_loop:
@@ -424,7 +430,7 @@ async def run_phase_async(
         pool.close()
     out.flush()
     phase = Phase(sorted(out.records, key=lambda r: r.index))
-    phase.run_start = out.run_start
+    phase.run_start, phase.start_late_s = out.run_start, phase_late
     if share is not None:  # the phase's own numbering → the request's place in the run
         for r in phase:
             r.index = offset + share.position(r.index - offset)
