@@ -20,6 +20,12 @@ from __future__ import annotations
 EXIT_AUDIT_FAIL = 10
 #: ``tokcaliper diff``: the two records are not comparable (a knob that matters differs).
 EXIT_NOT_COMPARABLE = 11
+#: ``tokcaliper compare --baseline``: the new runs are slower than the baseline (the gate's
+#: verdict: p < α after Holm and the CI outside the noise band).
+EXIT_REGRESSION = 20
+#: ``tokcaliper compare --baseline --fail-on-inconclusive``: the runs could tell neither a
+#: regression nor its absence (without the flag an inconclusive gate exits 0).
+EXIT_GATE_INCONCLUSIVE = 21
 #: An unexpected internal error (a bug): the one-line message says so.
 EXIT_INTERNAL = 1
 #: stdout's reader closed the pipe (``tokcaliper runs | head -1``): 128 + SIGPIPE, the

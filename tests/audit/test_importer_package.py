@@ -69,9 +69,17 @@ def test_detect_names_the_shape_and_dispatch_records_it(row, shape):
 
 
 def test_every_importer_follows_the_interface_and_detects_only_its_own_shape():
+    peers = Path(__file__).parents[1] / "data" / "peers"
     samples = {"localmaxxing": LM_SNAPSHOT, "vllm_bench": VLLM_UPSTREAM, "llama_bench": LLAMA_BENCH,
-               "llama_server": LLAMA_SERVER, "native": NATIVE}
-    assert [imp.name for imp in IMPORTERS] == ["llama_server", "localmaxxing", "vllm_bench", "llama_bench", "native"]
+               "llama_server": LLAMA_SERVER, "native": NATIVE,
+               "sglang_bench": json.loads((peers / "sglang" / "bench_serving.jsonl").read_text().splitlines()[1]),
+               "aiperf": json.loads((peers / "aiperf" / "profile_export_aiperf.json").read_text()),
+               "guidellm": json.loads((peers / "guidellm" / "benchmarks.json").read_text()),
+               "inference_perf": json.loads((peers / "inference_perf" / "stage_0_lifecycle_metrics.json").read_text()),
+               "llmperf": json.loads((peers / "llmperf" / "smollm2_32_16_summary.json").read_text())}
+    assert [imp.name for imp in IMPORTERS] == ["llama_server", "localmaxxing", "sglang_bench", "vllm_bench",
+                                               "llama_bench", "aiperf", "guidellm", "inference_perf", "llmperf",
+                                               "native"]
     for imp in IMPORTERS:
         assert isinstance(imp, Importer)
         assert imp.detect(samples[imp.name]) is True

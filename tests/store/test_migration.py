@@ -44,8 +44,10 @@ def test_v1_database_upgrades_and_keeps_its_runs(v1_copy: Path):
     assert len(before) == 2
     with Store(v1_copy, create=False) as store:
         version = store.conn.execute("PRAGMA user_version").fetchone()[0]
-        assert version == SCHEMA_VERSION == 5
+        assert version == SCHEMA_VERSION == 7
+        assert store.list_baselines() == []  # v7: the baselines table exists, empty
         assert all(store.get_run(r.id).restart is None for r in store.list_runs())  # v3: no restarts
+        assert all(store.get_run(r.id).source is None for r in store.list_runs())  # v6: measured, not imported
         rows = store.list_runs()
         assert [(r.id, r.session, r.arm, r.repetition) for r in rows] == [b[:4] for b in before]
         for row, old in zip(rows, before):

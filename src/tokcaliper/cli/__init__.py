@@ -25,11 +25,15 @@ from tokcaliper.cli import bench as _bench  # noqa: F401,E402
 from tokcaliper.cli import plan as _plan  # noqa: F401,E402
 from tokcaliper.cli import runs as _runs  # noqa: F401,E402
 from tokcaliper.cli import audit as _audit  # noqa: F401,E402
+from tokcaliper.cli import import_cmd as _import  # noqa: F401,E402
 from tokcaliper.cli import metrics as _metrics  # noqa: F401,E402
 from tokcaliper.cli import compare as _compare  # noqa: F401,E402
 from tokcaliper.cli import experiment as _experiment  # noqa: F401,E402
 from tokcaliper.cli import analyze as _analyze  # noqa: F401,E402
 from tokcaliper.cli import spec as _spec  # noqa: F401,E402
+from tokcaliper.cli import export as _export  # noqa: F401,E402
+from tokcaliper.cli import baseline as _baseline  # noqa: F401,E402
+from tokcaliper.cli import report as _report  # noqa: F401,E402
 
 
 @app.command()

@@ -56,6 +56,25 @@ def bench(
     length_seed: Annotated[int, typer.Option(
         help="Seed of the --input-tokens/--output-tokens draws (stored; request i gets the same "
              "lengths in every run).")] = 0,
+    dataset: Annotated[Optional[Path], typer.Option(
+        help="Conversations to send: ShareGPT-style ({\"conversations\": [{\"from\", \"value\"}]}) or "
+             "OpenAI-style ({\"messages\"}) JSONL, in an order drawn by --dataset-seed "
+             "(docs/workloads.md). Replaces --prompts.")] = None,
+    dataset_seed: Annotated[int, typer.Option(help="Seed of the --dataset order (stored).")] = 0,
+    min_input_tokens: Annotated[Optional[int], typer.Option(
+        help="Keep --dataset records of at least this many tokens (the server's /tokenize, "
+             "template not counted).")] = None,
+    max_input_tokens: Annotated[Optional[int], typer.Option(
+        help="Keep --dataset records of at most this many tokens.")] = None,
+    trace: Annotated[Optional[Path], typer.Option(
+        help="Replay a Mooncake JSONL trace (timestamp ms, input_length, output_length, hash_ids) "
+             "as an open loop at its times, prompts built from one text block per hash id "
+             "(docs/workloads.md). --requests N: its first N records.")] = None,
+    trace_speedup: Annotated[float, typer.Option(
+        help="Divide the trace's times by this (2 = twice as fast).")] = 1.0,
+    trace_block_tokens: Annotated[Optional[int], typer.Option(
+        help="Tokens per trace hash block (default: the trace's 512, scaled down to fit the "
+             "server's context; lengths scale with it).")] = None,
     unique_prompts: Annotated[bool, typer.Option(
         help="Tag each request's prompt uniquely so no repetition is served from a prompt cache "
              "that an earlier one filled.")] = True,
@@ -145,6 +164,10 @@ def bench(
         telemetry_interval_s=telemetry_interval, idle_seconds=idle_seconds,
         slo=slo, steady_state=steady_state,
         input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed,
+        dataset=None if dataset is None else str(dataset), dataset_seed=dataset_seed,
+        min_input_tokens=min_input_tokens, max_input_tokens=max_input_tokens,
+        trace=None if trace is None else str(trace), trace_speedup=trace_speedup,
+        trace_block_tokens=trace_block_tokens,
         workers=workers, ray_address=ray_address)
     _check(math.isfinite(cooldown) and 0 <= cooldown <= MAX_TIMEOUT_S,
            f"--cooldown must be a number of seconds in [0, {MAX_TIMEOUT_S:g}], got {cooldown:g}")
@@ -160,18 +183,22 @@ def bench(
         _check(r is None or (math.isfinite(r) and r > 0), f"--rate must be > 0, got {r}")
     _check(len(set(rates)) == len(rates), "--rate: each rate once")
     rate = rates[0]
+    _check(trace is None or rate is None, "give either --trace or --rate (a trace has its own times)")
     _check(arrival in ("poisson", "gamma", "constant"),
            f"--arrival must be poisson, gamma or constant, got {arrival!r}")
     _check(math.isfinite(burstiness) and burstiness > 0, f"--burstiness must be > 0, got {burstiness}")
     _check(burstiness == 1.0 or arrival == "gamma", "--burstiness needs --arrival gamma")
     _check(rate is not None or arrival == "poisson", "--arrival needs --rate (open loop)")
+    open_loop = rate is not None or trace is not None
     for name in metric or []:
         get_metric(name)  # an unknown name fails before any work
     if concurrency is None:
-        concurrency = 4 if rate is None else 256
+        concurrency = 4 if not open_loop else 256
     if warmup is None:  # open loop: a few warm-up requests, not one per possible stream
-        warmup = concurrency if rate is None else 4
+        warmup = concurrency if not open_loop else 4
     requests_given = requests
+    if trace is not None and requests is None:  # every record of the trace
+        requests = load_spec.to_load_config("").requests
     if requests is None and duration is None:  # closed: 8 per stream; open: ~10 s of arrivals
         requests = 8 * concurrency if rate is None else max(32, math.ceil(10 * rate))
     for r in rates:  # an open-loop run that would last for ages, or draw too many arrivals
@@ -187,11 +214,17 @@ def bench(
             stderr.print(f"note: --url {given} ends in /v1; using {url} "
                          "(tokcaliper adds /v1/chat/completions itself)")
     prompt_set = load_prompts(prompts)
-    ensure_writable(db)
+    if dataset is not None:  # a broken file fails before the server starts; skips are listed
+        from tokcaliper.load.datasets import load_dataset
+
+        note = load_dataset(dataset).skip_note()
+        if note:
+            stderr.print(f"note: {esc(note)}")
+    ensure_writable(db)  # before the server starts: a read-only --db loses no run
     if workers > 1:  # the cluster and its workers first: one that cannot be reached fails now (exit 3)
         from tokcaliper.load.distributed import shutdown, worker_pool
 
-        worker_pool(workers, ray_address)  # before the server starts: a read-only --db loses no run
+        worker_pool(workers, ray_address)
     command_line = shlex.join(["tokcaliper", *sys.argv[1:]])
 
     with ExitStack() as stack:
@@ -214,6 +247,9 @@ def bench(
             rate_rps=rate, arrival=arrival, burstiness=burstiness,  # type: ignore[arg-type]
             slo_s=load_spec.slo_s, steady_state=load_spec.steady_state,
             input_tokens=input_tokens, output_tokens=output_tokens, length_seed=length_seed,
+            dataset=load_spec.dataset, dataset_seed=dataset_seed, min_input_tokens=min_input_tokens,
+            max_input_tokens=max_input_tokens, trace=load_spec.trace, trace_speedup=trace_speedup,
+            trace_block_tokens=trace_block_tokens,
             workers=workers, ray_address=ray_address,
         )
         host = collect_host_info()
@@ -305,6 +341,10 @@ def bench(
     }
     if restarts > 1:
         payload["restarts"] = splits
+    if cfg.trace is not None:  # the block size and scaling each run used, its dispatch delay and cache use
+        from tokcaliper.load.trace import replay_figures
+
+        payload["trace"] = replay_figures(runs)
     if len(sweep) > 1:  # a sweep over rates: each rate's runs and noise floor
         payload["sweep"] = [
             {"rate_rps": r, "arm": a, "runs": [{"id": x.id, "repetition": x.repetition, "valid": x.valid,
@@ -317,13 +357,16 @@ def bench(
         console.print(f"[bold]tokcaliper bench[/bold]  {esc(cfg.base_url)}  model {esc(cfg.model)}")
         console.print(
             f"  {repeat} run(s) × {cfg.requests or f'{cfg.duration_s:g} s of'} requests, "
-            + (f"open loop {cfg.arrival} {num(cfg.rate_rps)} req/s"
+            + (f"trace replay {esc(cfg.trace)} at {num(cfg.trace_speedup, trim=True)}× speed, "
+               f"≤ {cfg.concurrency} in flight" if cfg.trace is not None else
+               f"open loop {cfg.arrival} {num(cfg.rate_rps)} req/s"
                + (f" (burstiness {num(cfg.burstiness)})" if cfg.arrival == "gamma" else "")
                + f", ≤ {cfg.concurrency} in flight" if cfg.rate_rps is not None
                else f"concurrency {cfg.concurrency}")
             + (f", input tokens {esc(cfg.input_tokens)}" if cfg.input_tokens else "")
+            + (f", dataset {esc(cfg.dataset)} (seed {cfg.dataset_seed})" if cfg.dataset else "")
             + (f", output tokens {esc(cfg.output_tokens)} (seed {cfg.length_seed})" if cfg.output_tokens
-               else f", max_tokens {cfg.max_tokens}")
+               else ", output lengths from the trace" if cfg.trace else f", max_tokens {cfg.max_tokens}")
             + ", temperature "
             f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
             f"cool-down {cooldown:g} s; stored in {esc(db)} (session {runs[0].session})"
@@ -340,6 +383,10 @@ def bench(
                 console.print(f"[bold]{a}[/bold]: open loop at {num(r)} req/s")
             console.print(runs_table(rr, wide=wide))
             render_client(console, rr)
+            if cfg.trace is not None:
+                from tokcaliper.load.trace import replay_summary
+
+                console.print(esc(replay_summary(rr)))
             render_stream_warnings(console, rr)
             render_slo(console, rr)
             render_steady(console, rr)

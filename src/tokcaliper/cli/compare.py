@@ -60,6 +60,21 @@ def compare_cmd(
     experiment: Annotated[Optional[str], typer.Option(
         "--experiment", help="A stored experiment id: every arm against the first, with the file's "
                              "alpha, noise band, margin and effect.")] = None,
+    session: Annotated[Optional[str], typer.Option(
+        "--session", help="Stored session(s) SESSION[,SESSION]: two of their arms (--arms, or the only two), "
+                          "one value of --metric per run; imported runs too. With --baseline: the new runs.")] = None,
+    allow_mixed_tools: Annotated[bool, typer.Option(
+        "--allow-mixed-tools", help="With --session: compare arms measured by different tools (tokcaliper, "
+                                    "an imported vLLM/AIPerf/… file), with a warning naming the definitions "
+                                    "that differ.")] = False,
+    baseline: Annotated[Optional[str], typer.Option(
+        "--baseline", help="The CI gate: a stored baseline (`tokcaliper baseline save`) against "
+                           "--session S or --experiment ID; exits 20 when slower (docs/ci-gate.md).")] = None,
+    arm: Annotated[Optional[str], typer.Option("--arm", help="With --baseline: the new runs' arm, when there are several.")] = None,
+    summary_md: Annotated[Optional[Path], typer.Option("--summary-md", help="With --baseline: append a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY).")] = None,
+    bmf: Annotated[Optional[Path], typer.Option("--bmf", help="With --baseline: write Bencher Metric Format JSON here.")] = None,
+    github_benchmark: Annotated[Optional[Path], typer.Option("--github-benchmark", help="With --baseline: write PREFIX.smaller.json / PREFIX.bigger.json for github-action-benchmark.")] = None,
+    fail_on_inconclusive: Annotated[bool, typer.Option("--fail-on-inconclusive", help="With --baseline: exit 21 when the runs cannot decide (default: 0, said in the output).")] = False,
     db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = Path("tokcaliper.db"),
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
@@ -69,14 +84,28 @@ def compare_cmd(
     band, equivalent only when a TOST passes for --margin, else inconclusive
     with the MDE and the runs it would take. One number per arm gets no verdict.
     """
+    if baseline is not None:
+        from tokcaliper.cli.baseline import run_gate
+
+        run_gate(baseline=baseline, experiment=experiment, session=session, arm=arm, metric=metric,
+                 alpha=alpha, noise_band=noise_band, margin=0.05 if margin is None else margin,
+                 effect=effect, db=db, as_json=as_json, summary_md=summary_md, bmf=bmf,
+                 github_benchmark=github_benchmark, fail_on_inconclusive=fail_on_inconclusive)
+        return
+    gate_only = {"--arm": arm, "--summary-md": summary_md, "--bmf": bmf,
+                 "--github-benchmark": github_benchmark,
+                 "--fail-on-inconclusive": fail_on_inconclusive or None}
+    stray = [k for k, v in gate_only.items() if v is not None]
+    if stray:
+        raise InputError(f"{stray[0]} is for the baseline gate: add --baseline NAME")
     modes = {"--a/--b": a is not None or b is not None, "--csv": csv_path is not None,
              "--a-stats/--b-stats": a_stats is not None or b_stats is not None,
              "--a-single/--b-single": a_single is not None or b_single is not None,
-             "--experiment": experiment is not None}
+             "--experiment": experiment is not None, "--session": session is not None}
     chosen = [k for k, v in modes.items() if v]
     if len(chosen) != 1:
         raise InputError("give exactly one input: --a/--b, --csv, --a-stats/--b-stats, "
-                         f"--a-single/--b-single or --experiment{'' if not chosen else ' (got ' + ', '.join(chosen) + ')'}")
+                         f"--a-single/--b-single, --experiment or --session{'' if not chosen else ' (got ' + ', '.join(chosen) + ')'}")
     mode = chosen[0]
     pair_opts = {"--a/--b": (a, b), "--a-stats/--b-stats": (a_stats, b_stats),
                  "--a-single/--b-single": (a_single, b_single)}
@@ -87,12 +116,14 @@ def compare_cmd(
         raise InputError("--cv is for --a-single/--b-single; with runs the CV is computed")
     if paired and mode != "--a/--b":
         raise InputError("--paired is for --a/--b; a CSV is paired by its pair column")
-    if arms is not None and mode != "--csv":
-        raise InputError("--arms is for --csv; use --names for display names")
-    if control is not None and mode not in ("--csv", "--a/--b"):
+    if arms is not None and mode not in ("--csv", "--session"):
+        raise InputError("--arms is for --csv and --session; use --names for display names")
+    if allow_mixed_tools and mode != "--session":
+        raise InputError("--allow-mixed-tools is for --session (stored runs carry the tool that measured them)")
+    if control is not None and mode not in ("--csv", "--a/--b", "--session"):
         raise InputError("--control is for --csv and --a/--b (an experiment compares with its "
                          "first arm)")
-    if noise_abs is not None and mode not in ("--csv", "--a/--b"):
+    if noise_abs is not None and mode not in ("--csv", "--a/--b", "--session"):
         raise InputError("--noise-abs is for --csv and --a/--b (runs); summaries and single numbers "
                          "are compared as ratios")
     if noise_abs is not None:
@@ -188,6 +219,15 @@ def compare_cmd(
         emit(an, as_json, lambda console: render_analysis(an, console))
         return
 
+    if mode == "--session":
+        va, vb, display, notes, why = session_arms(db, session, _names(arms, "--arms"), control,  # type: ignore[arg-type]
+                                                    metric, allow_mixed_tools)
+        an = analyze_samples(va, vb, display, metric=metric, higher_is_better=direction(metric),
+                             noise_abs=floor(metric), **settings)
+        an = an.model_copy(update={"control_reason": why, "notes": [*notes, *an.notes]})
+        emit(an, as_json, lambda console: render_analysis(an, console))
+        return
+
     assert csv_path is not None
     from tokcaliper.fileio import read_text
 
@@ -206,3 +246,79 @@ def compare_cmd(
         return
     mc = compare_metrics(analyses)
     emit(mc, as_json, lambda console: render_multi(mc, console))
+
+
+def session_arms(db: Path, sessions: str, arms: tuple[str, str] | None, control: str | None, metric: str,
+                 allow_mixed: bool) -> tuple[list[float], list[float], tuple[str, str], list[str], str]:
+    """Values of ``metric`` per run of two arms of stored session(s), and the mixed-tool check.
+
+    Warm-up and invalid runs are left out (noted). Arms measured by different
+    tools (a run's :attr:`~tokcaliper.model.run.Run.measured_by`) are refused
+    unless ``allow_mixed``; then the first note is the ``mixed-tools`` warning
+    naming the definitions that differ (:mod:`tokcaliper.audit.importers.definitions`).
+
+    Returns:
+        (baseline values, candidate values, (baseline, candidate), notes, why the baseline).
+
+    Raises:
+        InputError: no such session, not exactly two arms (without ``--arms``), an
+            unknown arm, a run without a value for ``metric``, or mixed tools without the flag.
+    """
+    from tokcaliper.audit.importers.definitions import differences
+    from tokcaliper.experiment.samples import choose_control
+    from tokcaliper.model.metrics import get_metric
+    from tokcaliper.model.warnings import MIXED_TOOLS
+    from tokcaliper.store import Store
+
+    m = get_metric(metric)
+    names = [s.strip() for s in sessions.split(",") if s.strip()]
+    if not names:
+        raise InputError(f"--session needs a session id, got {sessions!r}")
+    notes: list[str] = []
+    by_arm: dict[str, list] = {}
+    with Store(db, create=False) as store:
+        for s in names:
+            runs = store.session_runs(s)
+            if not runs:
+                raise InputError(f"--session: no runs of session {s!r} in {db}")
+            for r in runs:
+                if r.warmup_run or not r.valid:
+                    notes.append(f"run {r.id}: {'warm-up' if r.warmup_run else 'invalid'} run, left out")
+                    continue
+                by_arm.setdefault(r.arm, []).append(r)
+    if arms is None:
+        if len(by_arm) != 2:
+            raise InputError(f"--session {sessions}: {len(by_arm)} arm(s) ({', '.join(by_arm) or 'none'}); "
+                             "name two with --arms BASELINE,CANDIDATE")
+        arms = (list(by_arm)[0], list(by_arm)[1])
+    for a in arms:
+        if a not in by_arm:
+            raise InputError(f"--arms: no arm {a!r} in session {sessions} (arms: {', '.join(by_arm)})")
+    why = "the first of --arms" if arms is not None else "the first arm stored"
+    ordered = list(arms)
+    if control is not None:
+        ctrl, why = choose_control(ordered, control)
+        if ctrl == ordered[1]:
+            ordered.reverse()
+    values: list[list[float]] = []
+    tools: dict[str, set[str]] = {}
+    for a in ordered:
+        vals = []
+        for r in by_arm[a]:
+            v = m.extract(r.metrics)
+            if v is None:
+                raise InputError(f"run {r.id} (arm {a}, measured by {r.measured_by}) has no value for {metric}")
+            vals.append(float(v))
+            tools.setdefault(a, set()).add(r.measured_by)
+        values.append(vals)
+    all_tools = sorted(set().union(*tools.values()))
+    if len(all_tools) > 1:
+        who = "; ".join(f"arm {a}: {', '.join(sorted(t))}" for a, t in tools.items())
+        diffs = differences(all_tools, metric)
+        if not allow_mixed:
+            raise InputError(f"compare --session: the arms were measured by different tools ({who}), whose "
+                             f"{metric} is not defined alike ({'; '.join(diffs)}); pass --allow-mixed-tools to "
+                             "compare anyway")
+        notes.insert(0, MIXED_TOOLS.text(tools=who, metric=metric, differences="; ".join(diffs)))
+    notes.append(f"one {metric} per stored run (unpaired: Welch); runs of session {sessions}")
+    return values[0], values[1], (ordered[0], ordered[1]), notes, why

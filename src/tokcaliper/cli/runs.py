@@ -47,11 +47,15 @@ def runs(
     def render(console) -> None:  # type: ignore[no-untyped-def]
         note = f" ({damaged} damaged, not listed: see the warnings)" if damaged else ""
         t = Table(title=f"{len(rows)} run(s) in {esc(db)}{note}", title_justify="left")
-        for col in ("id", "session", "arm", "rep", "started (UTC)", "ok/failed",
+        # The measuring tool only when some run was imported (`tokcaliper import`): a column
+        # that would read "tokcaliper" on every row is left out.
+        tools = any(r.tool != "tokcaliper" for r in rows)
+        for col in ("id", "session", "arm", "rep", *(("tool",) if tools else ()), "started (UTC)", "ok/failed",
                     "aggregate tok/s", "TTFT p50 ms"):
             t.add_column(col, justify="right")
         for r in rows:
-            t.add_row(str(r.id), esc(r.session), esc(r.arm), str(r.repetition + 1), esc(r.started_at),
+            t.add_row(str(r.id), esc(r.session), esc(r.arm), str(r.repetition + 1),
+                      *((esc(r.tool),) if tools else ()), esc(r.started_at),
                       f"{r.completed}/{r.failed}", num(r.aggregate_output_tok_s, 4),
                       num(r.ttft_p50_ms))
         console.print(t)

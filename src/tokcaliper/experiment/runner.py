@@ -19,8 +19,8 @@ from typing import Any, Literal, Protocol
 
 from tokcaliper import __version__
 from tokcaliper.errors import Interrupted, ServerError
-from tokcaliper.load.driver import OnRequest, Phase, PhaseAborted, prepare_requests, run_phase
-from tokcaliper.load.synthetic import SyntheticWorkload
+from tokcaliper.load.driver import OnRequest, Phase, PhaseAborted, make_workload, prepare_requests, run_phase
+from tokcaliper.load.trace import TraceWorkload
 from tokcaliper.load.lengths import length_report
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.summary import MAX_ERROR_RATE, error_rate_reason, summarize
@@ -298,10 +298,12 @@ def measure_run(
         load = load.model_copy(update={"prompt_salt": f"{place.session}.{place.arm}.{kind}{tag}"})
     started = utc_now_iso()
     start_mono = time.monotonic()
-    synth = None  # synthetic lengths: probe the server once per run, before its warm-up
-    if load.input_tokens or load.output_tokens:
-        synth = SyntheticWorkload(load)
+    # Synthetic lengths, a dataset or a trace: probe the server once per run, before its warm-up.
+    synth = make_workload(load)
+    if synth is not None:
         synth.prepare()
+        if isinstance(synth, TraceWorkload):  # the block size the run used, stored with its config
+            load = load.model_copy(update=synth.config_update())
     try:
         warm = run_phase(load, setup.prompts, warmup=True, synth=synth)
         # Sized before the counters are read and telemetry starts: no tokenize call in the window.

@@ -72,9 +72,10 @@ class KeyedValueError(ValueError):
     line rather than at its table's header.
     """
 
-    def __init__(self, key: str, message: str) -> None:
+    def __init__(self, key: str, message: str, cli: str | None = None) -> None:
         super().__init__(message)
         self.key = key
+        self.cli = cli  # the same sentence in bench's option names, when it differs
 
 
 class _Strict(BaseModel):
@@ -124,6 +125,11 @@ class LoadSpec(_Strict):
         input_tokens, output_tokens: synthetic length distributions (``fixed:N``, ``normal:MEAN,SD``,
             ``lognormal:MEDIAN,SIGMA``, ``uniform:LO,HI``, ``empirical:FILE``;
             :mod:`tokcaliper.load.lengths`); input lengths need ``requests``. length_seed: their seed.
+        dataset: ShareGPT- or OpenAI-style JSONL (:mod:`tokcaliper.load.datasets`); dataset_seed:
+            its order; min_input_tokens / max_input_tokens: length filters (the server's /tokenize).
+        trace: Mooncake JSONL replayed as an open loop (:mod:`tokcaliper.load.trace`);
+            trace_speedup: its times are divided by this; trace_block_tokens: tokens per hash block
+            (default: 512 scaled to fit the server's context). ``requests``: its first N records.
         workers: load processes (Ray actors) the measured load is spread over (1: this one;
             :mod:`tokcaliper.load.distributed`); ray_address: their Ray cluster (None: a local one).
     """
@@ -184,6 +190,51 @@ class LoadSpec(_Strict):
             raise ValueError(str(e).removeprefix(flag + " ")) from None
         return v
 
+    dataset: str | None = None
+    dataset_seed: int = Field(0, ge=0, le=2**63 - 1)
+    min_input_tokens: int | None = Field(None, ge=1)
+    max_input_tokens: int | None = Field(None, ge=1)
+    trace: str | None = None
+    trace_speedup: float = Field(1.0, gt=0, le=1e6)
+    trace_block_tokens: int | None = Field(None, ge=1, le=512)
+
+    @field_validator("trace")
+    @classmethod
+    def _trace_file(cls, v: str | None) -> str | None:
+        if v is not None:
+            from tokcaliper.load.trace import load_trace
+
+            load_trace(v)  # InputError names file:line
+        return v
+
+    @model_validator(mode="after")
+    def _workloads(self) -> LoadSpec:
+        given = [k for k in ("prompts", "input_tokens", "dataset", "trace") if getattr(self, k) is not None]
+        if len(given) > 1 and ("dataset" in given or "trace" in given):
+            raise KeyedValueError(given[-1], f"give one of {' or '.join(given)}, not several (each is "
+                                  "the run's prompts)", cli=f"give one of {' or '.join(CLI_FLAGS[k] for k in given)}, "
+                                  "not several (each is the run's prompts)")
+        if self.trace is not None:
+            for k in ("output_tokens", "duration_s"):
+                if getattr(self, k) is not None:
+                    why = "(the trace gives the lengths and the request count)"
+                    raise KeyedValueError("trace", f"trace and {k} exclude each other {why}",
+                                          cli=f"--trace and {CLI_FLAGS[k]} exclude each other {why}")
+            from tokcaliper.load.trace import load_trace
+
+            n = len(load_trace(self.trace))
+            if self.requests is not None and self.requests > n:
+                raise KeyedValueError("requests", f"requests {self.requests} is more than the trace's {n} records",
+                                      cli=f"--requests {self.requests} is more than the trace's {n} records")
+        if self.dataset is None and (self.min_input_tokens is not None or self.max_input_tokens is not None):
+            raise KeyedValueError("min_input_tokens", "min_input_tokens/max_input_tokens filter a dataset",
+                                  cli="--min-input-tokens/--max-input-tokens filter a --dataset")
+        lo, hi = self.min_input_tokens, self.max_input_tokens
+        if lo is not None and hi is not None and lo > hi:
+            raise KeyedValueError("min_input_tokens", f"min_input_tokens {lo} is above max_input_tokens {hi}",
+                                  cli=f"--min-input-tokens {lo} is above --max-input-tokens {hi}")
+        return self
+
     @model_validator(mode="after")
     def _one_stop_rule(self) -> LoadSpec:
         if self.requests is not None and self.duration_s is not None:
@@ -196,6 +247,8 @@ class LoadSpec(_Strict):
                                   f"({self.concurrency}): each worker needs a stream")
         if self.ray_address is not None and self.workers == 1:
             raise KeyedValueError("workers", "ray_address needs workers ≥ 2")
+        if self.workers > 1 and self.trace is not None:
+            raise KeyedValueError("workers", "workers ≥ 2 does not replay a trace (trace needs workers = 1)")
         if self.input_tokens is not None and self.duration_s is not None:
             raise KeyedValueError("input_tokens", "input_tokens needs requests, not duration_s "
                                   "(prompts are sized by the server's tokenizer before the clock)")
@@ -217,6 +270,8 @@ class LoadSpec(_Strict):
         except ValidationError as e:
             first = problems(e)[0]
             ctx_err = (first.err.get("ctx") or {}).get("error")
+            if isinstance(ctx_err, KeyedValueError) and ctx_err.cli is not None:
+                raise InputError(ctx_err.cli) from None
             if isinstance(ctx_err, KeyedValueError) and ctx_err.key == "input_tokens":
                 raise InputError(str(ctx_err).replace("input_tokens", "--input-tokens")
                                  .replace("duration_s", "--duration").replace("requests", "--requests")
@@ -232,6 +287,10 @@ class LoadSpec(_Strict):
     def to_load_config(self, base_url: str, model: str | None = None) -> LoadConfig:
         """The :class:`LoadConfig` of one run against ``base_url`` (bench's defaults)."""
         requests = self.requests
+        if requests is None and self.trace is not None:  # every record of the trace
+            from tokcaliper.load.trace import load_trace
+
+            requests = len(load_trace(self.trace))
         if requests is None and self.duration_s is None:
             requests = 8 * self.concurrency
         return LoadConfig(
@@ -243,6 +302,9 @@ class LoadSpec(_Strict):
             first_token_timeout_s=self.first_token_timeout_s, token_timeout_s=self.token_timeout_s,
             slo_s=self.slo_s, steady_state=self.steady_state,
             input_tokens=self.input_tokens, output_tokens=self.output_tokens, length_seed=self.length_seed,
+            dataset=self.dataset, dataset_seed=self.dataset_seed, min_input_tokens=self.min_input_tokens,
+            max_input_tokens=self.max_input_tokens, trace=self.trace, trace_speedup=self.trace_speedup,
+            trace_block_tokens=self.trace_block_tokens,
             workers=self.workers, ray_address=self.ray_address)
 
 
@@ -258,6 +320,9 @@ CLI_FLAGS = {
     "idle_seconds": "--idle-seconds", "slo": "--slo", "steady_state": "--steady-state",
     "idle_seconds": "--idle-seconds", "input_tokens": "--input-tokens",
     "output_tokens": "--output-tokens", "length_seed": "--length-seed",
+    "dataset": "--dataset", "dataset_seed": "--dataset-seed", "min_input_tokens": "--min-input-tokens",
+    "max_input_tokens": "--max-input-tokens", "trace": "--trace", "trace_speedup": "--trace-speedup",
+    "trace_block_tokens": "--trace-block-tokens",
     "workers": "--workers", "ray_address": "--ray-address",
 }
 

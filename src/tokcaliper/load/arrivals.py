@@ -128,7 +128,7 @@ def arrival_stats(
     sent: Sequence[float],
     scheduled: Sequence[float],
     rate: float,
-    kind: ArrivalKind,
+    kind: ArrivalKind | Literal["trace"],
     burstiness: float = 1.0,
 ) -> ArrivalStats:
     """How the achieved arrivals (``sent``) compare with the requested process.
@@ -136,7 +136,8 @@ def arrival_stats(
     Args:
         sent: actual send times of the run's requests, seconds (any origin).
         scheduled: their scheduled times (same origin).
-        rate / kind / burstiness: the requested process.
+        rate / kind / burstiness: the requested process (kind ``"trace"``:
+            a replayed trace, ``rate`` its mean; no rate CI).
 
     Returns:
         :class:`ArrivalStats`; rate and CV are None with fewer than 3 arrivals.
@@ -152,6 +153,14 @@ def arrival_stats(
     if len(s) < 3:
         return out
     g = np.diff(s)
+    if kind == "trace":  # a replayed schedule: rate and CVs, no process to put a CI on
+        total = float(s[-1] - s[0])
+        if total > 0:
+            out.achieved_rate_rps = len(g) / total
+            out.interarrival_cv = float(g.std(ddof=1) / g.mean()) if g.mean() > 0 else None
+            d = np.diff(sched)
+            out.scheduled_cv = float(d.std(ddof=1) / d.mean()) if len(sched) >= 3 and d.mean() > 0 else None
+        return out
     m, total = len(g), float(s[-1] - s[0])
     if total <= 0:
         return out

@@ -42,13 +42,18 @@ from tokcaliper.load.pool import ConnectionPool
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.sse import RawStream
 from tokcaliper.load.summary import percentiles
+from tokcaliper.load.datasets import DatasetWorkload
 from tokcaliper.load.synthetic import SyntheticWorkload
+from tokcaliper.load.trace import TraceWorkload
 from tokcaliper.model.run import ArrivalStats, ClientHealth, LoadConfig, RequestRecord
 
-__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "Share", "interrupt_phase",
-           "prepare_requests",
+__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "Share", "Workload", "interrupt_phase",
+           "make_workload", "prepare_requests",
            "run_phase",
            "run_phase_async", "salted"]
+
+#: What plans a run's requests (``prepare``, ``plan``, ``close``, ``method``, ``template_tokens``).
+Workload = SyntheticWorkload | DatasetWorkload | TraceWorkload
 
 #: Called after each request ends, with the request's index (progress bars).
 OnRequest = Callable[[int], None]
@@ -155,16 +160,17 @@ class _Requests:
     """
 
     def __init__(self, cfg: LoadConfig, prompts: list[Messages], ep: Endpoint, offset: int,
-                 count: int | None, synth: SyntheticWorkload | None = None,
+                 count: int | None, synth: Workload | None = None,
                  positions: Callable[[int], int] | None = None) -> None:
         self.cfg, self.prompts, self.ep, self.offset = cfg, prompts, ep, offset
         self.synth = synth
         self.position = positions or (lambda i: i)
         self.lengths: dict[int, tuple[int, int | None, int | None]] = {}
-        owned = synth is None and bool(cfg.input_tokens or cfg.output_tokens)
-        if owned:
-            self.synth = SyntheticWorkload(cfg)
-            self.synth.prepare()
+        mine = make_workload(cfg) if synth is None else None
+        owned = mine is not None
+        if mine is not None:
+            self.synth = mine
+            mine.prepare()
         try:
             self._ready = [self._build(i) for i in range(count)] if count is not None else None
         finally:
@@ -253,6 +259,18 @@ async def _closed_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, o
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def make_workload(cfg: LoadConfig) -> Workload | None:
+    """The workload that plans ``cfg``'s requests (trace, dataset or synthetic lengths), or None
+    for the prompt set as it is. Call its ``prepare()`` before the clock."""
+    if cfg.trace:
+        return TraceWorkload(cfg)
+    if cfg.dataset:
+        return DatasetWorkload(cfg)
+    if cfg.input_tokens or cfg.output_tokens:
+        return SyntheticWorkload(cfg)
+    return None
+
+
 def _seed(cfg: LoadConfig) -> int | None:
     if cfg.arrival_seed is not None:
         return cfg.arrival_seed
@@ -338,7 +356,7 @@ async def run_phase_async(
     *,
     warmup: bool = False,
     on_request: OnRequest | None = None,
-    synth: SyntheticWorkload | None = None,
+    synth: Workload | None = None,
     prepared: _Requests | None = None,
     share: Share | None = None,
 ) -> Phase:
@@ -380,10 +398,14 @@ async def run_phase_async(
         count, duration, offset = cfg.requests, cfg.duration_s, cfg.warmup
     if share is not None:
         count = share.count
-    open_loop = not warmup and cfg.rate_rps is not None
+    open_loop = not warmup and (cfg.rate_rps is not None or cfg.trace is not None)
     offsets: list[float] = []
     if open_loop and share is not None:
         offsets = list(share.offsets or [])
+        count = len(offsets)
+    elif open_loop and cfg.trace is not None:  # the trace's own times ÷ the speed-up
+        tw = synth if isinstance(synth, TraceWorkload) else TraceWorkload(cfg)
+        offsets = tw.offsets
         count = len(offsets)
     elif open_loop:
         offsets = arrival_offsets(cfg.rate_rps, cfg.arrival, burstiness=cfg.burstiness,  # type: ignore[arg-type]
@@ -448,12 +470,16 @@ async def run_phase_async(
     if open_loop and share is None:  # a share's stats are the union's (its driver's)
         sent = [r.start_s for r in phase if r.start_s is not None]
         sched = [r.scheduled_s for r in phase if r.scheduled_s is not None]
-        phase.arrivals = arrival_stats(sent, sched, cfg.rate_rps, cfg.arrival, cfg.burstiness)  # type: ignore[arg-type]
+        if cfg.trace is not None:  # the trace's mean rate; no renewal-process CI
+            span = offsets[-1] - offsets[0] if len(offsets) > 1 else 0.0
+            phase.arrivals = arrival_stats(sent, sched, (len(offsets) - 1) / span if span > 0 else 0.0, "trace")
+        else:
+            phase.arrivals = arrival_stats(sent, sched, cfg.rate_rps, cfg.arrival, cfg.burstiness)  # type: ignore[arg-type]
     return phase
 
 
 def prepare_requests(cfg: LoadConfig, prompts: list[Messages],
-                     synth: SyntheticWorkload | None) -> _Requests | None:
+                     synth: Workload | None) -> _Requests | None:
     """The measured phase's requests, built now (prompts sized by ``synth``), or None.
 
     None without synthetic lengths, or when the count is not known ahead
@@ -470,7 +496,7 @@ def run_phase(
     *,
     warmup: bool = False,
     on_request: OnRequest | None = None,
-    synth: SyntheticWorkload | None = None,
+    synth: Workload | None = None,
     prepared: _Requests | None = None,
 ) -> Phase:
     """Synchronous wrapper of :func:`run_phase_async` (its own event loop)."""

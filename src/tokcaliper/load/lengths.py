@@ -256,6 +256,6 @@ def length_report(records: list[RequestRecord], method: str | None,
                 direction=name, exact=num(100 * (acc.share_exact or 0), trim=True), n=acc.n,
                 mean=num(acc.mean_abs_error), max=acc.max_abs_error,
                 bound=num(100 * EXACT_WARN_SHARE, trim=True), slack=slack))
-    if method == "calibrated" and rep.input is not None:
+    if method in ("calibrated", "words") and rep.input is not None:
         rep.warnings.append(W.LENGTHS_APPROXIMATE.text())
     return rep

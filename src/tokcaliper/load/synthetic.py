@@ -32,6 +32,7 @@ and the run's lengths are marked approximate (``method = "calibrated"``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +44,7 @@ from tokcaliper.load.lengths import LengthDist, length_of, parse_length_spec
 from tokcaliper.load.prompts import Messages
 from tokcaliper.model.run import LoadConfig
 
-__all__ = ["SyntheticWorkload", "WORDS"]
+__all__ = ["Planned", "SyntheticWorkload", "WORDS", "fit_text"]
 
 #: The filler vocabulary: common English words, one token each with a leading
 #: space in most BPE vocabularies (so the length converges in one or two counts).
@@ -142,6 +143,40 @@ def _text(tag: str, words: list[str]) -> str:
     return tag + " ".join(words) if words else (tag.rstrip() or WORDS[0])
 
 
+def fit_text(count: Callable[[str], int | None], pool: Callable[[int], list[str]],
+             render: Callable[[list[str]], str], start: int, target: int) -> str:
+    """The text of the first n words of ``pool`` that ``count`` says is ``target`` tokens.
+
+    Starts at ``start`` words and moves n by the miss (at most
+    :data:`MAX_ROUNDS` counts, stopping on a repeat); keeps the closest.
+
+    Args:
+        count: the server's tokenizer (tokens of a text; None: it stopped answering).
+        pool: ``pool(m)`` is a deterministic list of at least m words whose
+            first n do not depend on m (a prefix of every longer pool).
+        render: words → the text counted (e.g. the tag, then the words).
+        start: first guess of the word count. target: tokens wanted.
+    """
+    words = pool(max(target, 1) + 16)
+    n = max(start, 0)
+    best: tuple[int, str] | None = None
+    seen: set[int] = set()
+    for _ in range(MAX_ROUNDS):
+        if n > len(words):
+            words = pool(2 * n)
+        text = render(words[:n])
+        got = count(text)
+        if got is None:
+            break
+        if best is None or abs(got - target) < abs(best[0] - target):
+            best = (got, text)
+        if got == target or n in seen:
+            break
+        seen.add(n)
+        n = max(n + (target - got), 0)
+    return best[1] if best is not None else render(words[:n])
+
+
 @dataclass
 class Planned:
     """One request of a synthetic workload.
@@ -225,25 +260,9 @@ class SyntheticWorkload:
             n = max(round((target - (self.template_tokens or 0)) / self._per_word), 0)
             return [{"role": "user", "content": _text(tag, _words(self.cfg.length_seed, index, n))}]
         body = target - int(self.template_tokens or 0)
-        pool = _words(self.cfg.length_seed, index, max(body, 1) + 16)
         tag_n = srv.count(tag) if tag else 0
-        n = max(body - (tag_n or 0), 0)
-        best: tuple[int, str] | None = None
-        seen: set[int] = set()
-        for _ in range(MAX_ROUNDS):
-            if n > len(pool):
-                pool = _words(self.cfg.length_seed, index, 2 * n)
-            text = _text(tag, pool[:n])
-            got = srv.count(text)
-            if got is None:
-                break
-            if best is None or abs(got - body) < abs(best[0] - body):
-                best = (got, text)
-            if got == body or n in seen:
-                break
-            seen.add(n)
-            n = max(n + (body - got), 0)
-        text = best[1] if best is not None else _text(tag, pool[:n])
+        text = fit_text(srv.count, lambda n: _words(self.cfg.length_seed, index, n),
+                        lambda ws: _text(tag, ws), max(body - (tag_n or 0), 0), body)
         return [{"role": "user", "content": text}]
 
     def plan(self, index: int, tag: str, messages: Messages) -> Planned:

@@ -168,6 +168,13 @@ class LoadConfig(BaseModel):
             the prompts' own lengths / ``max_tokens``.
         length_seed: seed of the length draws (request i's lengths depend on
             it and i only, so every run and arm sends the same lengths).
+        dataset / dataset_seed / min_input_tokens / max_input_tokens: a
+            conversation dataset (:mod:`tokcaliper.load.datasets`), the seed of
+            its order, and its length filters (tokens by the server's /tokenize).
+        trace / trace_speedup: a Mooncake trace replayed at its times ÷ the
+            speed-up (:mod:`tokcaliper.load.trace`); trace_block_tokens: tokens
+            per hash block (the trace's 512 scaled to the context; set by the run
+            when not given); trace_context_tokens: the server's context as read.
         workers: load processes (Ray actors) the measured phase is spread over
             (1: this process alone; :mod:`tokcaliper.load.distributed`).
         ray_address: the Ray cluster they run on (None: a local one started here).
@@ -196,6 +203,14 @@ class LoadConfig(BaseModel):
     input_tokens: str | None = None
     output_tokens: str | None = None
     length_seed: int = 0
+    dataset: str | None = None
+    dataset_seed: int = 0
+    min_input_tokens: int | None = None
+    max_input_tokens: int | None = None
+    trace: str | None = None
+    trace_speedup: float = 1.0
+    trace_block_tokens: int | None = None
+    trace_context_tokens: int | None = None
     workers: int = 1
     ray_address: str | None = None
 
@@ -527,6 +542,33 @@ class DeviceStartState(BaseModel):
     temperature_c: float | None = None
 
 
+class RunSource(BaseModel):
+    """Where an imported run came from: another tool's result file (``tokcaliper import``).
+
+    Attributes:
+        tool: the tool that measured it (``"vllm"``, ``"aiperf"``, ``"guidellm"`` …).
+        tool_version: its version, when the file states it.
+        format: the importer that read it (``"vllm_bench"``, ``"aiperf"`` …;
+            :mod:`tokcaliper.audit.importers`).
+        file: the file as given to ``import``.
+        benchmark: which run of a file holding several (GuideLLM rate, inference-perf
+            stage, llama-bench row …); None for a one-run file.
+        settings: the load settings the file states, as read (model, concurrency,
+            rate, lengths, requests, and the distinguishing setting).
+        fields: metric field → the source field and its unit conversion.
+        notes: assumptions, values stored as missing (``Infinity``/``NaN``), skipped records.
+    """
+
+    tool: str
+    tool_version: str | None = None
+    format: str
+    file: str
+    benchmark: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    fields: dict[str, str] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
 class Run(BaseModel):
     """One run as stored: what was run, where, and what was measured.
 
@@ -564,6 +606,7 @@ class Run(BaseModel):
         config: the load configuration.
         metrics: the summary of the measured requests.
         requests: every request, warm-up ones included (flagged).
+        source: the peer tool's file an imported run came from (None: measured by tokcaliper).
     """
 
     id: int | None = None
@@ -590,6 +633,12 @@ class Run(BaseModel):
     config: LoadConfig
     metrics: RunMetrics
     requests: list[RequestRecord] = Field(default_factory=list)
+    source: RunSource | None = None
+
+    @property
+    def measured_by(self) -> str:
+        """The tool whose definitions the metrics follow: ``"tokcaliper"`` or the source tool."""
+        return "tokcaliper" if self.source is None else self.source.tool
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -26,6 +26,7 @@ __all__ = [
     "LENGTHS_APPROXIMATE",
     "LENGTHS_OFF",
     "LENGTHS_UNCOUNTED",
+    "MIXED_TOOLS",
     "NO_GPU",
     "NO_POWER_SOURCE",
     "NamedWarning",
@@ -172,7 +173,13 @@ LENGTHS_UNCOUNTED = NamedWarning(
 LENGTHS_APPROXIMATE = NamedWarning(
     "lengths-approximate",
     "input lengths approximate: the server has no /tokenize, so prompts were sized from tokens per word "
-    "fitted to two probe requests' usage.prompt_tokens")
+    "fitted to two probe requests' usage.prompt_tokens (a trace's blocks: one token per word)")
+
+#: ``compare`` of arms measured by different tools (``--allow-mixed-tools``; issue 20 item 3).
+MIXED_TOOLS = NamedWarning(
+    "mixed-tools",
+    "arms measured by different tools ({tools}): {metric} is not defined alike — {differences}; "
+    "part of any difference may be the definitions, not the servers (docs/import.md)")
 
 #: Every named warning by code.
 ALL: dict[str, NamedWarning] = {w.code: w for w in (
@@ -181,4 +188,4 @@ ALL: dict[str, NamedWarning] = {w.code: w for w in (
     NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED, SERVER_LEFT_RUNNING,
     CLIENT_LOOP_LAG, CLIENT_LOOP_LAG_KERNEL_STAMPED, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND,
     TEXT_AT_ONE_INSTANT, TOKENS_PER_CHUNK, LENGTHS_OFF, LENGTHS_UNCOUNTED,
-    LENGTHS_APPROXIMATE)}
+    LENGTHS_APPROXIMATE, MIXED_TOOLS)}

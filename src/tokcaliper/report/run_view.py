@@ -59,6 +59,13 @@ def render_run_detail(console: Console, run: Run, *, wide: bool = False) -> None
     console.print(f"[bold]run {run.id}[/bold]  session {esc(run.session)}  arm {esc(run.arm)}  "
                   f"repetition {run.repetition + 1}")
     console.print(f"  started {esc(run.started_at)}  finished {esc(run.finished_at)}")
+    if run.source is not None:
+        src = run.source
+        console.print(f"  imported: measured by {esc(src.tool)} {esc(src.tool_version or '(version not stated)')}"
+                      f" — {esc(src.file)}" + (f" [{esc(src.benchmark)}]" if src.benchmark else "")
+                      + "; figures follow its definitions (docs/import.md)")
+        for n in src.notes:
+            console.print(f"  note: {esc(n)}")
     console.print(f"  command: {esc(run.command_line)}")
     if run.server_command:
         console.print(f"  server command: {esc(run.server_command)}")

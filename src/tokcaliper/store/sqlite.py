@@ -21,8 +21,9 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from tokcaliper.errors import ExperimentBusy, InputError, StoreError
+from tokcaliper.model.baseline import Baseline
 from tokcaliper.model.metrics import get_metric, run_scalars
-from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics
+from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics, RunSource
 from tokcaliper.model.telemetry import HostInfo, TelemetrySample, TelemetrySummary
 from tokcaliper.telemetry.raw import FORMAT as SAMPLES_FORMAT
 from tokcaliper.telemetry.raw import pack_samples, unpack_samples
@@ -31,7 +32,7 @@ from tokcaliper.processes import process_alive, process_start
 from tokcaliper.validation import explain
 
 #: Bump with a migration in :data:`_MIGRATIONS` when the schema changes.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 7
 
 _SCHEMA_V1 = """
     CREATE TABLE runs (
@@ -204,9 +205,30 @@ def _migrate_v5(conn: sqlite3.Connection) -> None:
     """)
 
 
+def _migrate_v6(conn: sqlite3.Connection) -> None:
+    """v5 → v6: column ``source_json`` of ``runs``: the peer tool, version, file, settings
+    and field mapping of a run imported by ``tokcaliper import`` (issue 20). NULL for
+    runs tokcaliper measured itself."""
+    _execute_script(conn, "ALTER TABLE runs ADD COLUMN source_json TEXT")
+
+
+def _migrate_v7(conn: sqlite3.Connection) -> None:
+    """v6 → v7: table ``baselines``: named baselines of the CI regression gate
+    (``tokcaliper baseline save``, issue 19 item 5), one validated
+    :class:`~tokcaliper.model.baseline.Baseline` document per name."""
+    _execute_script(conn, """
+        CREATE TABLE baselines (
+            name TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            doc_json TEXT NOT NULL
+        )
+    """)
+
+
 #: Schema version → the function that upgrades the previous version to it.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4, 5: _migrate_v5}
+    1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4, 5: _migrate_v5,
+    6: _migrate_v6, 7: _migrate_v7}
 
 
 class RunRow(BaseModel):
@@ -221,6 +243,7 @@ class RunRow(BaseModel):
     failed: int
     aggregate_output_tok_s: float | None
     ttft_p50_ms: float | None
+    tool: str = "tokcaliper"
 
 
 class ExperimentRow(BaseModel):
@@ -318,6 +341,7 @@ _TABLES = {1: {"runs", "run_scalars", "requests"},
 _TABLES[3] = _TABLES[2]  # v3 adds a column (runs.restart), no table
 _TABLES[4] = _TABLES[2]  # v4 adds columns to experiments, no table
 _TABLES[5] = _TABLES[2]  # v5 adds two columns to requests, no table
+_TABLES[6] = _TABLES[2]  # v6 adds runs.source_json, no table
 
 
 def _dumps(obj: object) -> str:
@@ -337,6 +361,7 @@ _JSON_FIELDS: dict[str, tuple[str, type[BaseModel] | None]] = {
     "counters_json": ("counters_delta", None),
     "config_json": ("config", LoadConfig),
     "metrics_json": ("metrics", RunMetrics),
+    "source_json": ("source", RunSource),
 }
 _JSON_COLUMNS = list(_JSON_FIELDS)
 
@@ -350,7 +375,8 @@ def _run_columns(run: Run) -> dict[str, object]:
             values[column] = value.model_dump_json()
         else:
             # host_json is NOT NULL since v1: a run without host info stores JSON null.
-            values[column] = None if value is None and column == "telemetry_json" else _dumps(value)
+            values[column] = (None if value is None and column in ("telemetry_json", "source_json")
+                              else _dumps(value))
     return values
 
 
@@ -658,6 +684,42 @@ class Store:
                              + ", ".join(r[0] for r in rows))
         return _experiment_row(rows[0])
 
+    def save_baseline(self, baseline: Baseline, replace: bool = False) -> None:
+        """Store ``baseline`` under its name.
+
+        Raises:
+            InputError: a baseline of that name exists and ``replace`` is False.
+        """
+        exists = self.conn.execute("SELECT 1 FROM baselines WHERE name = ?",
+                                   (baseline.name,)).fetchone()
+        if exists and not replace:
+            raise InputError(f"baseline {baseline.name!r} exists in {self.path}: "
+                             "--replace overwrites it")
+        self._write("INSERT OR REPLACE INTO baselines (name, created_at, doc_json) VALUES (?,?,?)",
+                    (baseline.name, baseline.created_at, baseline.model_dump_json()))
+
+    def get_baseline(self, name: str) -> Baseline:
+        """The stored baseline ``name``.
+
+        Raises:
+            InputError: no such baseline (the stored names are listed).
+            StoreError: the stored document no longer validates.
+        """
+        row = self.conn.execute("SELECT doc_json FROM baselines WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            names = [r[0] for r in self.conn.execute("SELECT name FROM baselines ORDER BY name")]
+            raise InputError(f"no baseline {name!r} in {self.path} (stored: "
+                             f"{', '.join(names) if names else 'none — `tokcaliper baseline save`'})")
+        try:
+            return Baseline.model_validate_json(row[0])
+        except ValidationError as e:
+            raise StoreError(f"baseline {name!r} in {self.path} is damaged: {explain(e)}") from None
+
+    def list_baselines(self) -> list[Baseline]:
+        """Every stored baseline, by name (damaged ones reported in :attr:`damaged`)."""
+        return [self.get_baseline(r[0]) for r in
+                self.conn.execute("SELECT name FROM baselines ORDER BY name").fetchall()]
+
     def list_experiments(self) -> list[ExperimentRow]:
         """Every stored experiment, oldest first."""
         return [_experiment_row(r) for r in self.conn.execute(
@@ -711,6 +773,7 @@ class Store:
                     id=rid, session=run.session, arm=run.arm, repetition=run.repetition,
                     started_at=run.started_at, completed=m.completed, failed=m.failed,
                     aggregate_output_tok_s=m.aggregate_output_tok_s, ttft_p50_ms=row[-1],
+                    tool=run.measured_by,
                 ))
             except (ValueError, TypeError, KeyError, ValidationError) as e:
                 self.damaged.append(DamagedRun(id=rid, reason=f"run {rid} in {self.path} is damaged: "

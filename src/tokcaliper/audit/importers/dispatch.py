@@ -2,8 +2,10 @@
 
 :data:`IMPORTERS` is asked in order; the first whose ``detect`` says yes
 maps the row. The order puts the most specific shapes first: a llama-server
-response, LocalMaxxing, vllm bench, llama-bench, and our own Record shape
-last (it matches any object sharing a Record field name).
+response, LocalMaxxing, SGLang bench_serving (before vllm bench: its lines
+also have ``output_throughput`` and ``completed``), vllm bench, llama-bench,
+AIPerf, GuideLLM, inference-perf, LLMPerf, and our own Record shape last (it
+matches any object sharing a Record field name).
 """
 
 from __future__ import annotations
@@ -15,16 +17,22 @@ from typing import Any
 from pydantic import ValidationError
 
 from tokcaliper.audit.importers.base import FieldError, Importer, Problem, field_error, note, show
+from tokcaliper.audit.importers.aiperf import AIPerfImporter
 from tokcaliper.audit.importers.generic import NativeImporter
+from tokcaliper.audit.importers.guidellm import GuideLLMImporter
+from tokcaliper.audit.importers.inference_perf import InferencePerfImporter
 from tokcaliper.audit.importers.llama_bench import LlamaBenchImporter
 from tokcaliper.audit.importers.llama_server import LlamaServerImporter
+from tokcaliper.audit.importers.llmperf import LLMPerfImporter
 from tokcaliper.audit.importers.localmaxxing import LocalMaxxingImporter
+from tokcaliper.audit.importers.sglang_bench import SGLangImporter
 from tokcaliper.audit.importers.vllm_bench import VllmBenchImporter
 from tokcaliper.model.record import Record
 
 #: Importers in the order they are asked (first ``detect`` wins).
-IMPORTERS: tuple[Importer, ...] = (LlamaServerImporter(), LocalMaxxingImporter(), VllmBenchImporter(),
-                                   LlamaBenchImporter(), NativeImporter())
+IMPORTERS: tuple[Importer, ...] = (LlamaServerImporter(), LocalMaxxingImporter(), SGLangImporter(),
+                                   VllmBenchImporter(), LlamaBenchImporter(), AIPerfImporter(), GuideLLMImporter(),
+                                   InferencePerfImporter(), LLMPerfImporter(), NativeImporter())
 
 
 def importer_for(row: Any) -> Importer | None:

@@ -77,3 +77,66 @@ def record_from_llama_bench(row: dict[str, Any]) -> Record:
     b.assumptions += ["launch command reconstructed from llama-bench fields",
                       "bytes per weight = model_size / model_n_params"]
     return b.build()
+
+
+# --------------------------------------------------------------------------- as runs (issue 20)
+
+
+def runs_from_rows(rows: list[tuple[int, Any]], file: str) -> tuple[list[Any], list[str]]:
+    """One run per ``llama-bench`` row (``-o jsonl`` lines, or a JSON array of them).
+
+    Not a serving benchmark: one stream, no TTFT. A generation test (``n_gen`` > 0,
+    ``n_prompt`` = 0) maps ``avg_ts`` → per-stream decode mean and aggregate
+    output tok/s (one stream: the same figure); a prompt test has no output
+    tokens and only its prefill rate (``avg_ts``, noted: no registry metric).
+    ``avg_ns`` (ns → s) is the wall time of one repetition; each repetition
+    (``samples_ns``, ns → s; ``samples_ts``) is one request sample. The
+    distinguishing setting (``pp512``/``tg128`` at depth ``n_depth``) is the
+    benchmark label.
+    """
+    from tokcaliper.audit.importers.runs import PeerRun, Reader, metrics_from
+    from tokcaliper.model.run import RequestRecord
+
+    runs, skipped = [], []
+    for i, row in rows:
+        try:
+            if not isinstance(row, dict) or "avg_ts" not in row:
+                raise FieldError("avg_ts", "not a llama-bench row")
+            r = Reader()
+            n_gen = int(r.num(row.get("n_gen"), "n_gen") or 0)
+            n_prompt = int(r.num(row.get("n_prompt"), "n_prompt") or 0)
+            depth = int(r.num(row.get("n_depth"), "n_depth") or 0)
+            ts = r.num(row.get("avg_ts"), "avg_ts")
+            wall = r.num(row.get("avg_ns"), "avg_ns", "wall_s", 1e-9, "ns → s")
+            samples = row.get("samples_ns") or []
+            if not isinstance(samples, list):
+                raise FieldError("samples_ns", f"expected a list, got {show(samples)}")
+            gen = n_gen > 0 and n_prompt == 0
+            test = f"tg{n_gen}" if gen else f"pp{n_prompt}" if n_gen == 0 else f"pp{n_prompt}+tg{n_gen}"
+            reqs = [RequestRecord(index=k, start_s=0.0, e2e_s=float(ns) * 1e-9, output_tokens=n_gen,
+                                  prompt_tokens=n_prompt, token_count_source="usage")
+                    for k, ns in enumerate(samples) if isinstance(ns, (int, float)) and not isinstance(ns, bool)]
+            notes = list(r.notes) + ["llama-bench: one stream, no TTFT; each repetition is one request sample "
+                                     "(start_s = 0)"]
+            if gen:
+                r.fields["per_stream_decode_tok_s_mean"] = r.fields["aggregate_output_tok_s"] = "avg_ts (tok/s)"
+            else:
+                notes.append(f"prompt-processing rate avg_ts = {ts!r} tok/s (no registry metric; see `audit`)")
+            settings = {"model": os.path.basename(str(row.get("model_filename") or "")) or row.get("model_type"),
+                        "engine": "llama.cpp", "concurrency": 1, "test": test, "n_prompt": n_prompt, "n_gen": n_gen,
+                        "n_depth": depth, "n_batch": row.get("n_batch"), "n_ubatch": row.get("n_ubatch"),
+                        "n_gpu_layers": row.get("n_gpu_layers"), "flash_attn": row.get("flash_attn"),
+                        "type_k": row.get("type_k"), "type_v": row.get("type_v"),
+                        "backends": row.get("backends"), "gpu_info": row.get("gpu_info"),
+                        "output_tokens": n_gen or None, "input_tokens": n_prompt or None}
+            runs.append(PeerRun(
+                tool="llama-bench", version=f"b{row.get('build_number')} ({row.get('build_commit')})",
+                format="llama_bench", file=file, benchmark=f"row {i}: {test} @ d{depth}",
+                settings={k: v for k, v in settings.items() if v is not None},
+                metrics=metrics_from(wall_s=wall, completed=len(reqs) or 1, output_tokens=n_gen,
+                                     prompt_tokens=n_prompt, aggregate_output_tok_s=ts if gen else None,
+                                     request_throughput_rps=None, decode_mean=ts if gen else None),
+                requests=reqs, fields=r.fields, notes=notes))
+        except FieldError as e:
+            skipped.append(f"{file}: record {i}: field {e.field}: {e}")
+    return runs, skipped

@@ -39,9 +39,12 @@ class VllmBenchImporter:
     name = "vllm_bench"
 
     def detect(self, row: Any) -> bool:
-        """True for an object with ``output_throughput`` and ``completed`` or ``max_concurrency``."""
+        """True for an object with ``output_throughput`` and ``completed`` or ``max_concurrency``
+        that is not an SGLang ``bench_serving`` line (those also have both; :mod:`.sglang_bench`)."""
+        from tokcaliper.audit.importers.sglang_bench import detect_row
+
         return isinstance(row, dict) and "output_throughput" in row and (
-            "completed" in row or "max_concurrency" in row)
+            "completed" in row or "max_concurrency" in row) and not detect_row(row)
 
     def to_record(self, row: dict[str, Any], *, filename: str | None = None) -> Record:
         """See :func:`record_from_vllm_bench`."""
@@ -125,3 +128,80 @@ def record_from_vllm_bench(row: dict[str, Any], filename: str | None = None) -> 
         b.put("tok_s_decode", 1 / tpot_s, tpot_src)
     b.put("ttft_ms", ttft_ms, ttft_src)
     return b.build()
+
+
+# --------------------------------------------------------------------------- as runs (issue 20)
+
+#: vLLM's latency names → RunMetrics fields.
+_LAT = {"ttft": "ttft_s", "tpot": "tpot_s", "itl": "itl_s", "e2el": "e2e_s"}
+
+
+def runs_from_document(row: dict[str, Any], file: str) -> list[Any]:
+    """The one run of a ``vllm bench serve --save-result`` document.
+
+    ``{mean,median,p90,p99}_{ttft,tpot,itl,e2el}_ms`` → ``ttft_s``/``tpot_s``/``itl_s``/``e2e_s``
+    (ms → s; unit-less names of derived clients are seconds, see :func:`latency_unit`);
+    other percentiles (``p99.9``, ``std``) stay in the file. ``output_throughput`` →
+    aggregate tok/s, ``request_throughput`` → req/s, ``duration`` → wall,
+    ``completed``/``failed``, ``total_input_tokens``/``total_output_tokens``. The
+    ``--save-detailed`` arrays (``ttfts``, ``itls``, ``output_lens``, ``input_lens``,
+    ``errors``; seconds) become per-request samples (no start times: ``start_s`` = 0).
+    The old script's typo key ``"request_goodput:"`` is noted, not mapped.
+    """
+    from tokcaliper.audit.importers.runs import PeerRun, Reader, metrics_from
+    from tokcaliper.model.run import RequestRecord
+
+    r = Reader()
+    unit = latency_unit(row)
+    factor, suffix, how = (1e-3, "_ms", "ms → s") if unit == "ms" else (1.0, "", "s")
+    dists = {}
+    for name, target in _LAT.items():
+        keys = {stat: f"{src}_{name}{suffix}" for stat, src in
+                (("mean", "mean"), ("p50", "median"), ("p90", "p90"), ("p99", "p99")) if f"{src}_{name}{suffix}" in row}
+        d = {k: row[v] for k, v in keys.items()}
+        dists[target] = r.dist(d, f"{name}{suffix}", target, factor, how, keys={k: k for k in d}, n=0)
+        for stat, v in keys.items():
+            if f"{target}.{stat}" in r.fields:
+                r.fields[f"{target}.{stat}"] = f"{v} ({how})"
+    n_done = r.num(row.get("completed"), "completed", "completed")
+    failed = r.num(row.get("failed"), "failed", "failed") or 0
+    for d in dists.values():
+        d.n = int(n_done or 0) if any(x is not None for x in (d.mean, d.p50, d.p90, d.p99)) else 0
+    notes = list(r.notes)
+    if "request_goodput:" in row:
+        notes.append("key 'request_goodput:' (trailing colon: old benchmark_serving.py) not mapped")
+    reqs: list[RequestRecord] = []
+    ttfts, outs = row.get("ttfts"), row.get("output_lens")
+    if isinstance(ttfts, list) and isinstance(outs, list) and len(ttfts) == len(outs):
+        itls, ins, errs = row.get("itls") or [], row.get("input_lens") or [], row.get("errors") or []
+        for i, (t, o) in enumerate(zip(ttfts, outs)):
+            gaps = itls[i] if i < len(itls) and isinstance(itls[i], list) else []
+            err = errs[i] if i < len(errs) and errs[i] else None
+            reqs.append(RequestRecord(index=i, start_s=0.0, ttft_s=t if t else None, itl_s=gaps,
+                                      e2e_s=(t + sum(gaps)) if t else None, output_tokens=int(o or 0),
+                                      prompt_tokens=ins[i] if i < len(ins) else None, token_count_source="usage",
+                                      content_chunks=len(gaps) + 1, error=str(err) if err else None))
+        notes.append("per-request samples from the --save-detailed arrays (no start times: start_s = 0; "
+                     "E2E = TTFT + Σ ITL)")
+    rate = row.get("request_rate")
+    settings = {"model": row.get("model_id"), "engine": row.get("backend"), "concurrency": row.get("max_concurrency"),
+                "requests": row.get("num_prompts"), "request_rate": rate,
+                "rate_rps": rate if isinstance(rate, (int, float)) and not isinstance(rate, bool) else None,
+                "burstiness": row.get("burstiness"), "date": row.get("date")}
+    if row.get("max_concurrency") is not None:
+        r.fields["concurrency"] = "max_concurrency"
+    ver = row.get("vllm_version") or row.get("version")
+    return [PeerRun(tool="vllm", version=str(ver) if ver else None, format="vllm_bench", file=file, benchmark=None,
+                    settings={k: v for k, v in settings.items() if v is not None},
+                    metrics=metrics_from(
+                        wall_s=r.num(row.get("duration"), "duration", "wall_s", unit="s"), completed=int(n_done or 0),
+                        failed=int(failed), output_tokens=r.num(row.get("total_output_tokens"), "total_output_tokens",
+                                                                "output_tokens"),
+                        prompt_tokens=r.num(row.get("total_input_tokens"), "total_input_tokens", "prompt_tokens"),
+                        aggregate_output_tok_s=r.num(row.get("output_throughput"), "output_throughput",
+                                                     "aggregate_output_tok_s"),
+                        request_throughput_rps=r.num(row.get("request_throughput"), "request_throughput",
+                                                     "request_throughput_rps"),
+                        ttft=dists["ttft_s"], tpot=dists["tpot_s"], itl=dists["itl_s"], e2e=dists["e2e_s"]),
+                    requests=reqs, fields=r.fields, notes=notes + (
+                        [] if unit == "ms" else ["latencies in seconds (names without _ms: derived client)"]))]
