@@ -125,6 +125,11 @@ def bench(
         help="Run order of a sweep's levels: random-blocks (seed drawn and stored), alternate, abba "
              "or blocked.")] = "random-blocks",
     seed: Annotated[Optional[int], typer.Option(help="Seed of a sweep's --order random-blocks.")] = None,
+    workers: Annotated[int, typer.Option(
+        help="Spread each run's measured load over this many processes (Ray actors, one clock; "
+             "needs pip install 'tokcaliper[ray]'; docs/distributed.md).")] = 1,
+    ray_address: Annotated[Optional[str], typer.Option(
+        help="Ray cluster of the --workers (e.g. 10.0.0.1:6379; default: a local one started here).")] = None,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
     wide: Annotated[bool, typer.Option("--wide", help=WIDE_HELP)] = False,
@@ -189,7 +194,8 @@ def bench(
         min_input_tokens=min_input_tokens, max_input_tokens=max_input_tokens,
         trace=None if trace is None else str(trace), trace_speedup=trace_speedup,
         trace_block_tokens=trace_block_tokens,
-        shared_prefix=shared_prefix, turns=turns, think_time_s=think_time)
+        shared_prefix=shared_prefix, turns=turns, think_time_s=think_time,
+        workers=workers, ray_address=ray_address)
     _check(trace is None or not levels_r, "give either --trace or --rate (a trace has its own times)")
     _check(trace is None or not is_sweep, "a trace replay has its own times: it cannot be swept")
     _check(turns == 1 or not levels_r, "--turns needs the closed loop (sessions are sequential), not --rate")
@@ -222,9 +228,15 @@ def bench(
         if note:
             stderr.print(f"note: {esc(note)}")
     ensure_writable(db)  # before the server starts: a read-only --db loses no run
+    if workers > 1:  # the cluster and its workers first: one that cannot be reached fails now (exit 3)
+        from tokcaliper.load.distributed import shutdown, worker_pool
+
+        worker_pool(workers, ray_address)
     command_line = shlex.join(["tokcaliper", *sys.argv[1:]])
 
     with ExitStack() as stack:
+        if workers > 1:
+            stack.callback(shutdown)
         target = stack.enter_context(target_server(
             url, server_cmd, health_timeout_s=health_timeout, announce=stderr.print))
         base_url, version = target.base_url, target.version

@@ -330,8 +330,13 @@ def measure_run(
     death: str | None = None
     with sampler:
         try:
-            phase = run_phase(load, setup.prompts, on_request=on_request, synth=synth, prepared=prepared,
-                              prefixes=prefixes)
+            if load.workers > 1:  # spread over Ray workers (Ray imported only then)
+                from tokcaliper.load import distributed
+
+                phase = distributed.run_phase(load, setup.prompts, on_request=on_request)
+            else:
+                phase = run_phase(load, setup.prompts, on_request=on_request, synth=synth, prepared=prepared,
+                                  prefixes=prefixes)
         except PhaseAborted as e:
             phase, death = Phase(e.records), str(e)
         if setup.server is not None:
@@ -364,6 +369,8 @@ def measure_run(
     failing = error_rate_reason(metrics, setup.max_error_rate)
     if death is not None:
         valid, invalid_reason = False, SERVER_DIED + death
+    elif phase.invalid_reason is not None:  # a load worker died: its requests are missing
+        valid, invalid_reason = False, phase.invalid_reason
     elif failing is not None and valid:
         valid, invalid_reason = False, failing
     run = Run(

@@ -103,6 +103,8 @@ MAX_SEED = 2**63 - 1
 MAX_DURATION_S = 7 * 86400.0
 MAX_TIMEOUT_S = 86400.0
 MAX_INTERVAL_S = 3600.0
+#: Most load workers (Ray actors) one run may spread its load over.
+MAX_WORKERS = 1024
 
 
 class LoadSpec(_Strict):
@@ -154,6 +156,8 @@ class LoadSpec(_Strict):
             requests of each group; turns: requests per multi-turn session (history carried);
             think_time_s: pause between a session's answer and its next turn, s
             (:mod:`tokcaliper.load.sessions`). Neither goes with input_tokens.
+        workers: load processes (Ray actors) the measured load is spread over (1: this one;
+            :mod:`tokcaliper.load.distributed`); ray_address: their Ray cluster (None: a local one).
     """
 
     model: str | None = None
@@ -284,6 +288,8 @@ class LoadSpec(_Strict):
 
             parse_shared_prefix(v)  # ValueError names the bad item
         return v
+    workers: int = Field(1, ge=1, le=MAX_WORKERS)
+    ray_address: str | None = None
 
     @field_validator("input_tokens", "output_tokens")
     @classmethod
@@ -352,6 +358,13 @@ class LoadSpec(_Strict):
         if self.input_tokens is not None and self.prompts is not None:
             raise KeyedValueError("input_tokens", "give either input_tokens or prompts, not both "
                                   "(synthetic prompts replace the prompt set)")
+        if self.workers > self.streams:
+            raise KeyedValueError("workers", f"workers ({self.workers}) must not exceed concurrency "
+                                  f"({self.streams}): each worker needs a stream")
+        if self.ray_address is not None and self.workers == 1:
+            raise KeyedValueError("workers", "ray_address needs workers ≥ 2")
+        if self.workers > 1 and self.trace is not None:
+            raise KeyedValueError("workers", "workers ≥ 2 does not replay a trace (trace needs workers = 1)")
         if self.input_tokens is not None and self.duration_s is not None:
             raise KeyedValueError("input_tokens", "input_tokens needs requests, not duration_s "
                                   "(prompts are sized by the server's tokenizer before the clock)")
@@ -400,6 +413,9 @@ class LoadSpec(_Strict):
                 raise InputError(str(ctx_err).replace("input_tokens", "--input-tokens")
                                  .replace("duration_s", "--duration").replace("requests", "--requests")
                                  .replace("prompts", "--prompts", 1)) from None
+            if isinstance(ctx_err, KeyedValueError) and ctx_err.key == "workers":
+                raise InputError(str(ctx_err).replace("workers", "--workers", 1).replace(
+                    "ray_address", "--ray-address").replace("concurrency", "--concurrency", 1)) from None
             if isinstance(ctx_err, KeyedValueError) and ctx_err.cli is not None:
                 raise InputError(ctx_err.cli) from None
             if isinstance(ctx_err, KeyedValueError) and ctx_err.key in ("turns", "shared_prefix", "think_time_s"):
@@ -429,7 +445,8 @@ class LoadSpec(_Strict):
             dataset=self.dataset, dataset_seed=self.dataset_seed, min_input_tokens=self.min_input_tokens,
             max_input_tokens=self.max_input_tokens, trace=self.trace, trace_speedup=self.trace_speedup,
             trace_block_tokens=self.trace_block_tokens,
-            shared_prefix=self.shared_prefix, turns=self.turns, think_time_s=self.think_time_s)
+            shared_prefix=self.shared_prefix, turns=self.turns, think_time_s=self.think_time_s,
+            workers=self.workers, ray_address=self.ray_address)
 
 
 #: Open-loop arrival processes (:mod:`tokcaliper.load.arrivals`).
@@ -453,6 +470,7 @@ CLI_FLAGS = {
     "max_input_tokens": "--max-input-tokens", "trace": "--trace", "trace_speedup": "--trace-speedup",
     "trace_block_tokens": "--trace-block-tokens",
     "shared_prefix": "--shared-prefix", "turns": "--turns", "think_time_s": "--think-time",
+    "workers": "--workers", "ray_address": "--ray-address",
 }
 
 

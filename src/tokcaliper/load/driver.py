@@ -30,6 +30,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from time import perf_counter
 
 from tokcaliper.errors import ServerError
@@ -47,7 +48,7 @@ from tokcaliper.load.synthetic import SyntheticWorkload
 from tokcaliper.load.trace import TraceWorkload
 from tokcaliper.model.run import ArrivalStats, ClientHealth, LoadConfig, RequestRecord
 
-__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "Workload", "interrupt_phase",
+__all__ = ["OPEN_LOOP_PREFILL", "OnRequest", "Phase", "PhaseAborted", "Share", "Workload", "interrupt_phase",
            "make_workload", "prepare_requests",
            "run_phase",
            "run_phase_async", "salted"]
@@ -79,6 +80,10 @@ class Phase(list[RequestRecord]):
             (:class:`~tokcaliper.load.synthetic.SyntheticWorkload`), None without them.
         prefix_method: how shared prefixes were sized
             (:class:`~tokcaliper.load.sessions.SharedPrefixes`), None without them.
+        run_start: ``perf_counter()`` time its clock started (``start_s`` = 0).
+        start_late_s: how much later than ``Share.start_at`` the phase really began, s.
+        invalid_reason: why the phase cannot be analysed although it ended (a
+            load worker died: :mod:`tokcaliper.load.distributed`), else None.
     """
 
     client: ClientHealth | None = None
@@ -86,6 +91,37 @@ class Phase(list[RequestRecord]):
     lengths_method: str | None = None
     template_tokens: float | None = None
     prefix_method: str | None = None
+    run_start: float | None = None
+    start_late_s: float = 0.0
+    invalid_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Share:
+    """One process's part of a measured phase run by several (:mod:`tokcaliper.load.distributed`).
+
+    Attributes:
+        count: its requests (None: until ``cfg.duration_s`` ends).
+        positions: its requests' places in the run, 0-based after the warm-up:
+            a list (request i is ``positions[i]``), or ``(j, n)`` for every
+            n-th place from j (a duration-bounded phase, count unknown).
+        offsets: its slice of the open-loop schedule, s from the common start
+            (None in a closed loop).
+        start_at: ``perf_counter()`` time, on this process's clock, at which
+            its phase clock starts (None: at once, after its connections open).
+    """
+
+    count: int | None
+    positions: list[int] | tuple[int, int]
+    offsets: list[float] | None = None
+    start_at: float | None = None
+
+    def position(self, i: int) -> int:
+        """The run place of this share's request ``i``."""
+        if isinstance(self.positions, tuple):
+            j, n = self.positions
+            return j + n * i
+        return self.positions[i]
 
 
 class PhaseAborted(ServerError):
@@ -131,10 +167,12 @@ class _Requests:
 
     def __init__(self, cfg: LoadConfig, prompts: list[Messages], ep: Endpoint, offset: int,
                  count: int | None, synth: Workload | None = None,
-                 prefixes: SharedPrefixes | None = None) -> None:
+                 prefixes: SharedPrefixes | None = None,
+                 positions: Callable[[int], int] | None = None) -> None:
         self.cfg, self.prompts, self.ep, self.offset = cfg, prompts, ep, offset
         self.synth = synth
         self.prefixes = prefixes
+        self.position = positions or (lambda i: i)
         self.lengths: dict[int, tuple[int, int | None, int | None]] = {}
         self.groups: dict[int, int] = {}
         mine = make_workload(cfg) if synth is None else None
@@ -149,13 +187,14 @@ class _Requests:
                 self.synth.close()  # type: ignore[union-attr]
 
     def _build(self, i: int) -> bytes:
-        messages = self.prompts[(self.offset + i) % len(self.prompts)]
-        tag = "" if self.cfg.prompt_salt is None else f"[{self.cfg.prompt_salt}.{self.offset + i}] "
+        at = self.offset + self.position(i)  # the request's place in the run (one worker's share: its own)
+        messages = self.prompts[at % len(self.prompts)]
+        tag = "" if self.cfg.prompt_salt is None else f"[{self.cfg.prompt_salt}.{at}] "
         if tag:
             messages = salted(messages, tag)
         if self.synth is None:
             return self.ep.request(chat_body(self.cfg, self._prefixed(i, messages)))
-        plan = self.synth.plan(self.offset + i, tag, messages)
+        plan = self.synth.plan(at, tag, messages)
         self.lengths[i] = (plan.max_tokens, plan.input_tokens, plan.output_tokens)
         return self.ep.request(chat_body(self.cfg, self._prefixed(i, plan.messages), max_tokens=plan.max_tokens,
                                          min_tokens=plan.output_tokens))
@@ -338,6 +377,7 @@ async def run_phase_async(
     synth: Workload | None = None,
     prepared: _Requests | None = None,
     prefixes: SharedPrefixes | None = None,
+    share: Share | None = None,
 ) -> Phase:
     """Run one phase: ``cfg.warmup`` warm-up requests, or the measured load.
 
@@ -355,6 +395,11 @@ async def run_phase_async(
     Warm-up is always a closed loop; the measured phase is an open loop when
     ``cfg.rate_rps`` is set.
 
+    ``share``: this process's part of a measured phase spread over several
+    (:mod:`tokcaliper.load.distributed`): its request count, positions in the
+    run (prompts, tags and record indices follow them), its slice of the
+    open-loop schedule, and when its clock starts.
+
     Returns:
         The phase's records in issue order (``start_s`` relative to the
         phase's start, after its connections were opened), with the client's
@@ -365,6 +410,7 @@ async def run_phase_async(
             the records of the requests that had ended.
     """
     ep = endpoint(cfg.base_url)
+    phase_late = 0.0
     # A connect is bounded like the wait for a first byte (a full listen queue drops handshakes).
     pool = ep.pool(connect_timeout_s=cfg.first_token_timeout_s or cfg.request_timeout_s)
     out = _Collector(on_request)
@@ -373,9 +419,14 @@ async def run_phase_async(
         count, duration, offset = cfg.warmup, None, 0
     else:
         count, duration, offset = cfg.requests, cfg.duration_s, cfg.warmup
+    if share is not None:
+        count = share.count
     open_loop = not warmup and (cfg.rate_rps is not None or cfg.trace is not None)
     offsets: list[float] = []
-    if open_loop and cfg.trace is not None:  # the trace's own times ÷ the speed-up
+    if open_loop and share is not None:
+        offsets = list(share.offsets or [])
+        count = len(offsets)
+    elif open_loop and cfg.trace is not None:  # the trace's own times ÷ the speed-up
         tw = synth if isinstance(synth, TraceWorkload) else TraceWorkload(cfg)
         offsets = tw.offsets
         count = len(offsets)
@@ -394,7 +445,8 @@ async def run_phase_async(
     elif sessions:
         reqs = None  # each turn's body is built when the previous answer is in
     else:
-        reqs = _Requests(cfg, prompts, ep, offset, count, synth=synth, prefixes=prefixes)
+        reqs = _Requests(cfg, prompts, ep, offset, count, synth=synth, prefixes=prefixes,
+                         positions=None if share is None else share.position)
     first_wave = min(cfg.concurrency, count if count is not None else cfg.concurrency)
     if open_loop:
         first_wave = min(first_wave, OPEN_LOOP_PREFILL)
@@ -403,13 +455,20 @@ async def run_phase_async(
             await pool.prefill(first_wave)  # off the clock
         except ConnectFailed as e:
             raise ServerGone(str(e)) from None
+        if share is not None and share.start_at is not None:
+            await asyncio.sleep(max(0.0, share.start_at - perf_counter()))
         monitor.start()
         out.run_start = perf_counter()
+        if share is not None and share.start_at is not None:  # the common start, even if late:
+            phase_late = out.run_start - share.start_at  # then its arrivals show the lateness as dispatch delay
+            out.run_start = share.start_at
         if sessions:
             await session_loop(pool, cfg, prompts, ep, out, count=count, duration_s=duration,
                                warmup=warmup, index_offset=offset,
                                session_offset=0 if warmup else -(-cfg.warmup // cfg.turns),
                                prefixes=prefixes)
+        elif open_loop and not offsets:
+            pass  # a worker with no arrival in its slice of the schedule
         elif open_loop:
             await _open_loop(pool, cfg, reqs, out, offsets=offsets, index_offset=offset)  # type: ignore[arg-type]
         else:
@@ -428,6 +487,10 @@ async def run_phase_async(
         pool.close()
     out.flush()
     phase = Phase(sorted(out.records, key=lambda r: r.index))
+    phase.run_start, phase.start_late_s = out.run_start, phase_late
+    if share is not None:  # the phase's own numbering → the request's place in the run
+        for r in phase:
+            r.index = offset + share.position(r.index - offset)
     st, ka = pool.stats, pool.keepalive
     phase.client = health.model_copy(update={
         "connections_opened": st.opened, "connections_prefilled": st.prefilled,
@@ -441,7 +504,7 @@ async def run_phase_async(
         if synth is None and prepared is None:
             reqs.synth.close()
         phase.lengths_method, phase.template_tokens = reqs.synth.method, reqs.synth.template_tokens
-    if open_loop:
+    if open_loop and share is None:  # a share's stats are the union's (its driver's)
         sent = [r.start_s for r in phase if r.start_s is not None]
         sched = [r.scheduled_s for r in phase if r.scheduled_s is not None]
         if cfg.trace is not None:  # the trace's mean rate; no renewal-process CI

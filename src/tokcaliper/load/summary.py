@@ -118,6 +118,10 @@ def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float |
     was idle and on time by its own clock, so the delay came from the host (a
     saturated host deschedules an idle client as well): the sentence names the
     host and goes to ``host_limits``; ``client_limited`` is not set by it.
+
+    With several load workers
+    (``client.workers``, each already judged over its own requests) the limits
+    are the workers' own, each named: one worker over a bound limits the run.
     """
     from tokcaliper.load.monitor import CPU_BOUND_SHARE, DISPATCH_BOUND_S, LAG_BOUND_S
     from tokcaliper.numbers import num
@@ -144,6 +148,9 @@ def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float |
     if busy:
         limits.append(W.CLIENT_CPU_BOUND.text(share_pct=f"{num(client.cpu_share * 100)} %",  # type: ignore[operator]
                                               bound_pct=f"{num(CPU_BOUND_SHARE * 100)} %"))
+    if client.workers:  # several load processes: each one's own verdict (the figures above are their union)
+        limits = [f"load worker {w.worker + 1}: {line}" for w in client.workers if w.client is not None
+                  for line in w.client.limits]
     return client.model_copy(update={"client_limited": bool(limits), "limits": limits, "host_limits": host})
 
 

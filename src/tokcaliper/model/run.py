@@ -194,6 +194,9 @@ class LoadConfig(BaseModel):
         turns: messages per multi-turn session (1: independent requests);
             turn k carries turns 1…k−1's prompts and the answers received.
         think_time_s: pause between a session's answer and its next turn, s.
+        workers: load processes (Ray actors) the measured phase is spread over
+            (1: this process alone; :mod:`tokcaliper.load.distributed`).
+        ray_address: the Ray cluster they run on (None: a local one started here).
     """
 
     base_url: str
@@ -230,6 +233,8 @@ class LoadConfig(BaseModel):
     shared_prefix: str | None = None
     turns: int = 1
     think_time_s: float = 0.0
+    workers: int = 1
+    ray_address: str | None = None
 
 
 class LengthAccuracy(BaseModel):
@@ -340,6 +345,10 @@ class ClientHealth(BaseModel):
         host_limits: bounds crossed that the client's own figures do not explain
             (requests left late while its loop lag and CPU share were within
             bounds): the host delayed the client; one sentence each.
+        workers: with several load processes, each one's own figures
+            (:class:`WorkerHealth`); the figures above are then their union:
+            the worst loop lag and CPU share of any worker (a timestamp may
+            trail by the worst one's lag), CPU time and connections summed.
     """
 
     loop_lag_s: Percentiles = Field(default_factory=lambda: Percentiles(n=0))
@@ -358,6 +367,7 @@ class ClientHealth(BaseModel):
     client_limited: bool = False
     limits: list[str] = Field(default_factory=list)
     host_limits: list[str] = Field(default_factory=list)
+    workers: list[WorkerHealth] = Field(default_factory=list)
 
     @property
     def arrival_clock(self) -> str | None:
@@ -366,6 +376,62 @@ class ClientHealth(BaseModel):
         if not k and not lp:
             return None
         return "kernel" if not lp else "loop" if not k else "mixed"
+
+
+class ClockOffset(BaseModel):
+    """A load worker's clock against the driver's, from round trips (NTP's method).
+
+    Each round trip reads the driver's clock ``t0``, the worker's ``w``, the
+    driver's ``t1``; the sample of least round trip ``t1 − t0`` gives
+    ``offset_s = w − (t0 + t1)/2`` and the bound ``rtt_s / 2`` (the true offset
+    lies within it whatever the asymmetry of the two legs).
+    Driver time = worker time − ``offset_s``.
+
+    Attributes:
+        offset_s: worker clock − driver clock, s.
+        bound_s: half the least round trip, s.
+        rtt_s: the least round trip, s.
+        samples: round trips taken.
+    """
+
+    offset_s: float
+    bound_s: float
+    rtt_s: float
+    samples: int
+
+
+class WorkerHealth(BaseModel):
+    """One load worker of a multi-process run (:mod:`tokcaliper.load.distributed`).
+
+    Attributes:
+        worker: 0-based worker index.
+        node / host / pid: where it ran (Ray node id, host name, process id).
+        concurrency: its closed-loop streams, or its in-flight cap in an open loop.
+        requests: measured requests it sent and shipped back (completed + failed).
+        failed: of which failed.
+        client: its own loop lag, CPU share and connections, judged against the bounds.
+        offset_before / offset_after: its clock offset estimated before and after
+            the run (None when it could not be taken: the worker had died).
+        drift_s: ``offset_after − offset_before``, s (the clocks' drift over the run).
+        start_late_s: how much later than the common start its phase clock
+            started, s (building its requests and opening its connections took
+            longer than the margin; 0 when on time).
+        error: why it produced no records (it died), else None.
+    """
+
+    worker: int
+    node: str | None = None
+    host: str | None = None
+    pid: int | None = None
+    concurrency: int = 0
+    requests: int = 0
+    failed: int = 0
+    client: ClientHealth | None = None
+    offset_before: ClockOffset | None = None
+    offset_after: ClockOffset | None = None
+    drift_s: float | None = None
+    start_late_s: float | None = None
+    error: str | None = None
 
 
 class ArrivalStats(BaseModel):
@@ -652,3 +718,6 @@ class Run(BaseModel):
                              temperature_c=d.temperature_start_c)
             for d in self.telemetry.devices
         ]
+
+
+ClientHealth.model_rebuild()

@@ -135,6 +135,20 @@ def client_line(c: ClientHealth) -> str:
     return "; ".join(parts) if parts else "no figures"
 
 
+def workers_line(c: ClientHealth) -> str:
+    """One line on a multi-process run's load workers (:attr:`ClientHealth.workers`): requests per
+    worker, hosts, the largest clock-offset bound and |drift|, the dead ones."""
+    ws = c.workers
+    bounds = [o.bound_s for w in ws for o in (w.offset_before, w.offset_after) if o is not None]
+    drifts = [abs(w.drift_s) for w in ws if w.drift_s is not None]
+    dead = [w.worker + 1 for w in ws if w.error]
+    return (f"{len(ws)} on {len({w.host for w in ws})} host(s), requests "
+            + "/".join(str(w.requests) for w in ws)
+            + (f", clock offset bound ≤ {num(max(bounds) * 1000)} ms (n={len(bounds)})" if bounds else "")
+            + (f", drift ≤ {num(max(drifts) * 1000)} ms" if drifts else "")
+            + (f", dead: {', '.join(map(str, dead))}" if dead else ""))
+
+
 def render_client(console: Console, runs: Sequence[Run]) -> None:
     """The load client's own error bar per run (:func:`client_line`), and a warning per crossed bound."""
     for x in runs:
@@ -142,6 +156,8 @@ def render_client(console: Console, runs: Sequence[Run]) -> None:
         if c is None:
             continue
         console.print(f"  client, run {x.repetition + 1}: {client_line(c)}")
+        if c.workers:
+            console.print(f"  workers, run {x.repetition + 1}: {workers_line(c)}")
         for line in [*c.limits, *c.host_limits]:
             console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {line}")
 
