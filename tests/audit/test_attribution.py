@@ -207,3 +207,26 @@ def test_attribute_cli_on_a_store_of_simulated_runs(tmp_path, capsys):
     assert "quantization" in text and "unexplained" in text and "total B/A" in text
     line = next(ln for ln in text.splitlines() if ln.strip().startswith("quantization"))
     assert line.split()[1].startswith(("-6.", "-7."))
+
+
+def test_attribute_ends_with_closing_lines_from_its_figures(tmp_path, capsys):
+    db = tmp_path / "t.db"
+    values = _simulated(np.random.default_rng(11), n=8)
+    spec = {"name": "plan", "metric": "aggregate_output_tok_s", "arms": [{"name": a} for a in values]}
+    with Store(db) as s:
+        s.create_experiment("exp-1", "plan", spec, "# toml", "2026-01-01T00:00:00.000Z")
+        pos = 0
+        for arm, vals in values.items():
+            for v in vals:
+                s.save_run(_run("exp-1", arm, v, pos))
+                pos += 1
+    assert main(["attribute", "exp-1", "--db", str(db), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    result, nxt = doc["closing"]
+    lo, hi = doc["total"]["ci_log"]
+    assert result.startswith("result: B reads ") and ("— decided" in result) == (lo > 0 or hi < 0)
+    top = max(doc["contributions"], key=lambda c: abs(c["log_effect"]))
+    assert f"the largest knob is {top['knob']}" in result
+    assert nxt.startswith("next: ")
+    assert main(["attribute", "exp-1", "--db", str(db)]) == 0
+    assert capsys.readouterr().out.rstrip().splitlines()[-2:] == [result, nxt]

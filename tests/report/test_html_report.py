@@ -103,6 +103,8 @@ server_cmd = "{llama_server} -m {smollm2} --host {host} --port {port} -np 2 -c 1
     assert main(["report", row.id, "--db", str(db), "--format", "markdown", "-o", str(md)]) == 0
     body = md.read_text()
     assert body.startswith(f"### Experiment {row.id}") and "| t2 vs t1 | aggregate_output_tok_s |" in body
+    assert "Roofline (docs/roofline.md)" in body and "t2: per-stream" in body
+    assert "Against the physical limit" in text  # the real runs know their model and device
 
 
 def test_report_of_a_stored_experiment_opens_offline(tmp_path: Path):
@@ -132,6 +134,8 @@ def test_report_of_a_stored_experiment_opens_offline(tmp_path: Path):
     assert "B against A, aggregate_output_tok_s: faster by" in html.unescape(seen["text"])
     assert len(seen["images"]) == 5 and all(w > 0 for w in seen["images"]) and seen["resources"] == []
     assert "no telemetry was recorded" in page.read_text().lower()
+    # each arm against its roofline (issue 25): these stored runs name the facts they lack
+    assert "Against the physical limit" in page.read_text() and "missing" in page.read_text()
 
 
 def test_report_errors_are_one_line(tmp_path, capsys):

@@ -365,6 +365,55 @@ class Contribution:
         return (math.exp(self.ci_high) - 1) * 100
 
 
+def _pc(log_effect: float) -> str:
+    from tokcaliper.numbers import percent
+
+    return percent(math.exp(log_effect) - 1, signed=True)
+
+
+def attribution_closing(res: "Attribution") -> list[str]:
+    """The closing ``result:``/``next:`` lines of an attribution (issue 26 item 2), from its figures.
+
+    result: B against A (the total with its CI, decided when the CI excludes 0) and the
+    knob of largest |effect| with its CI. next: stop when the total and that knob are
+    both decided; else the runs per arm that would make the undecided CI exclude 0 at
+    its observed size — a CI's half-width shrinks as 1/√n, so n' = n·(half-width/|effect|)²
+    (an approximation: the t quantile is held fixed).
+    """
+    t = res.total
+    level = f"{(1 - res.alpha) * 100:g}% CI"
+
+    def decided(c: Contribution) -> bool:
+        return c.ci_low > 0 or c.ci_high < 0
+
+    def runs_for(c: Contribution) -> int | None:
+        if c.log_effect == 0:
+            return None
+        half = (c.ci_high - c.ci_low) / 2
+        return math.ceil(max(c.n.values()) * (half / abs(c.log_effect)) ** 2)
+
+    verdict = "decided" if decided(t) else "not decided (the CI includes 0)"
+    line = (f"result: B reads {_pc(t.log_effect)} against A on {res.metric} ({level} "
+            f"{_pc(t.ci_low)} … {_pc(t.ci_high)}) — {verdict}")
+    top = max(res.contributions, key=lambda c: abs(c.log_effect), default=None)
+    if top is not None:
+        line += (f"; the largest knob is {top.knob}: {_pc(top.log_effect)} ({_pc(top.ci_low)} … "
+                 f"{_pc(top.ci_high)}, {'decided' if decided(top) else 'not decided'})")
+    open_ = [c for c in ([t] + ([top] if top is not None else [])) if not decided(c)]
+    if not open_:
+        return [line, "next: stop — the gap and its largest knob are decided"]
+    c = open_[0]
+    need = runs_for(c)
+    have = max(c.n.values())
+    name = "B/A" if c is t else c.knob
+    if need is None:
+        return [line, f"next: {name} reads exactly 0: no number of runs makes its CI exclude 0; stop"]
+    if need <= have:
+        return [line, f"next: a few more runs per arm ({have} ran) would likely decide {name}"]
+    return [line, f"next: about {need} runs per arm ({have} ran) would make {name}'s CI exclude 0 at "
+                  f"its observed {_pc(c.log_effect)}; stop if a change that size does not matter"]
+
+
 @dataclass
 class Attribution:
     """``tokcaliper attribute`` output."""
@@ -385,7 +434,8 @@ class Attribution:
                     "percent": x.percent, "ci_percent": [x.percent_low, x.percent_high], "df": x.df, "n": x.n}
         return {"experiment": self.experiment, "metric": self.metric, "alpha": self.alpha,
                 "contributions": [c(x) for x in self.contributions], "residual": c(self.residual),
-                "total": c(self.total), "arms": self.arms, "warnings": self.warnings}
+                "total": c(self.total), "arms": self.arms, "warnings": self.warnings,
+                "closing": attribution_closing(self)}
 
 
 def _linear(knob: str, weights: dict[str, float], logs: dict[str, list[float]], alpha: float) -> Contribution:

@@ -210,3 +210,8 @@ def attribute_cmd(
           "  (B/A minus the knobs: interactions and knobs no flag set)")
     t = res.total
     print(f"  {'total B/A':<{width}}  {pc(t.log_effect)}  [{pc(t.ci_low)}, {pc(t.ci_high)}]")
+    from tokcaliper.audit.attribution import attribution_closing
+
+    print()
+    for line in attribution_closing(res):
+        print(line)

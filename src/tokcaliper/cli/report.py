@@ -27,8 +27,15 @@ def report_cmd(
     from tokcaliper.report.output import emit
     from tokcaliper.store import Store
 
+    from tokcaliper.audit.run_roofline import arm_rooflines
+    from tokcaliper.report.roofline_view import arm_line
+
     with Store(db, create=False) as store:
         rep = gather_experiment_report(store, experiment)
+        arms = arm_rooflines(store.session_runs(rep.analysis.id), [a.name for a in rep.analysis.spec.arms])
+    lines = [arm_line(a) for a in arms]
+    first = next((r for a in arms for r in a.runs if r.fraction is not None), None)
+    rep = rep.model_copy(update={"roofline_lines": lines + ([] if first is None else first.arithmetic)})
     text = experiment_html(rep) if fmt == "html" else experiment_markdown(rep)
     path = output or Path(f"report-{rep.analysis.id}.{'html' if fmt == 'html' else 'md'}")
     tmp = path.with_name(path.name + ".tmp")

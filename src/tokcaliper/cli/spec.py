@@ -178,7 +178,7 @@ def sweep_cmd(
     from tokcaliper.report.output import emit, stderr
     from tokcaliper.report.spec_view import render_window_table
     from tokcaliper.servers.spec_readers import SERVER_KINDS
-    from tokcaliper.spec.sweep import sweep_experiment, sweep_table
+    from tokcaliper.spec.sweep import sweep_closing, sweep_experiment, sweep_table
     from tokcaliper.store import Store
 
     if server_kind is not None and server_kind not in SERVER_KINDS:
@@ -211,11 +211,18 @@ def sweep_cmd(
                             server_kind)  # type: ignore[arg-type]
         failed = no_valid_run(exp_id, store) if experiment is None else None
 
+    closing = sweep_closing(analysis.comparisons, table.best_k_by_al_per_position)
+
     def render(console) -> None:  # type: ignore[no-untyped-def]
+        from tokcaliper.report.compare_view import print_closing
+
         render_window_table(console, table)
         console.print(f"experiment {exp_id}: `tokcaliper experiment show {exp_id}` has every run, outcome "
                       "and the comparison of each k against the first", markup=False)
+        if closing:
+            print_closing(console, closing)
 
-    emit({"experiment": exp_id, "table": table, "comparisons": analysis.comparisons}, json_out, render)
+    emit({"experiment": exp_id, "table": table, "comparisons": analysis.comparisons,
+          "closing": closing}, json_out, render)
     if failed is not None:  # no k's server started: exit 3, as bench
         raise ServerError(failed)

@@ -33,6 +33,9 @@ class ExperimentReport(BaseModel):
         host: where it ran (the first run's host). tool_versions, server_versions:
             the distinct versions seen. command_lines: the distinct tokcaliper
             command lines. server_commands: arm → the command that started its server.
+        roofline_lines: each arm's fraction of its memory-bandwidth roofline and the
+            first computed run's arithmetic (issue 25; filled by the caller, which may
+            read the audit's facts: :func:`tokcaliper.audit.run_roofline.arm_rooflines`).
     """
 
     analysis: ExperimentAnalysis
@@ -47,6 +50,7 @@ class ExperimentReport(BaseModel):
     server_versions: list[str]
     command_lines: list[str]
     server_commands: dict[str, str]
+    roofline_lines: list[str] = []
 
 
 def gather_experiment_report(store: Store, exp_id: str) -> ExperimentReport:

@@ -153,6 +153,10 @@ def experiment_html(rep: ExperimentReport) -> str:
     parts.append(_img(plots.ecdf(rep.itl_ms, metric="ITL", unit="ms"), "ITL distribution"))
     parts.append(_img(plots.telemetry_lanes(rep.samples, runs=rep.spans, title="telemetry"),
                       "telemetry lanes"))
+    if rep.roofline_lines:
+        parts.append("<h2>Against the physical limit</h2><p>Per-stream decode rate as a fraction "
+                     "of the memory-bandwidth roofline (docs/roofline.md):</p><pre>"
+                     + _e("\n".join(rep.roofline_lines)) + "</pre>")
     parts += ["<h2>Runs</h2>",
               _table(["run", "pos", "arm", spec.metric, "status"],
                      [[str(r.id), "—" if r.position is None else str(r.position + 1), r.arm,
@@ -195,7 +199,9 @@ def experiment_markdown(rep: ExperimentReport) -> str:
              *table(["arm", "n / planned", f"mean ({metric.unit})", "95% CI of the mean", "sd", "CV"],
                     _arm_rows(rep)), "",
              *table(["comparison", "metric", "ratio", "95% CI", "p (Holm)", "MDE", "verdict"],
-                    _comparison_rows(rep)), "", "Caveats:", ""]
+                    _comparison_rows(rep)), "", *(["Roofline (docs/roofline.md):", "", "```",
+                                                   *rep.roofline_lines, "```", ""]
+                                                  if rep.roofline_lines else []), "Caveats:", ""]
     lines += [f"- {c}" for c in _caveats(rep)]
     lines += ["", "Commands:", "", "```", *(f"arm {a}: {c}" for a, c in rep.server_commands.items()),
               "```"]

@@ -23,7 +23,7 @@ from tokcaliper.spec.table import KInput, WindowTable, window_table
 from tokcaliper.store.sqlite import Outcome
 from tokcaliper.validation import describe, explain, problems
 
-__all__ = ["arm_name", "sweep_experiment", "sweep_table"]
+__all__ = ["arm_name", "sweep_closing", "sweep_experiment", "sweep_table"]
 
 
 def arm_name(k: int) -> str:
@@ -112,3 +112,23 @@ def sweep_table(spec: ExperimentSpec, runs: Sequence[Run], outcomes: Sequence[Ou
             k_eff=sum(keffs) / len(keffs) if keffs else None,
         ))
     return window_table(inputs, spec.name or "sweep")
+
+
+def sweep_closing(comparisons: list, best_k: int | None) -> list[str]:  # type: ignore[type-arg]
+    """The sweep's closing ``result:``/``next:`` lines (issue 26 item 2): the fixed-n
+    comparison of the window the table calls the best buy (most tokens per verified
+    position) against the first window, or of the first comparison when the best buy
+    is the first window; ``[]`` when no comparison could be made.
+
+    Args:
+        comparisons: :attr:`ExperimentAnalysis.comparisons` of the sweep (each k against the first).
+        best_k: the table's ``best_k_by_al_per_position``.
+    """
+    from tokcaliper.stats.closing import closing_lines
+
+    usable = [c for c in comparisons if c.metrics is not None and c.metrics.metrics]
+    if not usable:
+        return []
+    chosen = next((c for c in usable if best_k is not None and c.candidate == arm_name(best_k)), usable[0])
+    return closing_lines(chosen.metrics.metrics[0])
+
