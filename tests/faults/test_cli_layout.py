@@ -51,7 +51,9 @@ def test_help_reads_at_80_columns(cli, monkeypatch):
         words += [len(ln.strip("│ ").split()) for ln in cont]
         if cmd == ["bench"]:
             assert len(cont) <= 80, "\n".join(cont)
-    assert sum(words) / len(words) >= 3.5 and len(words) <= 180
+    # 180 for the 16 commands of issue 22; doctor, import, capacity, export, baseline and
+    # report (and compare's gate and session options) came since: about 12 lines per command
+    assert sum(words) / len(words) >= 3.5 and len(words) <= 12 * len(_commands())
 
 
 def _runs_with_telemetry(n: int = 3):

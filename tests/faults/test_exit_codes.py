@@ -59,7 +59,7 @@ def test_audit_brief_prints_no_library_warning(tmp_path):
     for args in (("audit", "--brief", str(LM)), ("audit", str(LM)), ("audit", "--brief", EXAMPLE)):
         proc = subprocess.run([sys.executable, "-m", "tokcaliper", *args], capture_output=True, text=True,
                               env=env, timeout=120)
-        assert proc.returncode in (0, 10), proc.stderr
+        assert proc.returncode in (0, 10, 12), proc.stderr  # 12: not every check ran (issue 26)
         assert "Warning" not in proc.stderr and "site-packages" not in proc.stderr, proc.stderr
 
 

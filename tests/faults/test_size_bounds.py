@@ -289,7 +289,7 @@ def test_compare_30000_pairs_is_quick_and_readable(tmp_path, cli):
     f = tmp_path / "p.csv"
     _pairs_csv(f, 30_000, 5)
     t0 = time.perf_counter()
-    code, out, err = cli("compare", "--csv", str(f))
+    code, out, err = cli("compare", "--csv", str(f), "--verbose")  # the per-pair lines are --verbose's
     took = time.perf_counter() - t0
     assert code == 0, err
     assert took < 20.0, took
@@ -308,7 +308,7 @@ def test_compare_json_keeps_every_pair(tmp_path, cli):
     assert code == 0, err
     doc = json.loads(out)
     assert len(doc["running"]) == 50 and len(doc["paired"]["ratios"]) == 50
-    code, text, _ = cli("compare", "--csv", str(f))
+    code, text, _ = cli("compare", "--csv", str(f), "--verbose")
     assert "… 30 more pairs (all in --json)" in text
     import re
 
@@ -328,7 +328,7 @@ def test_many_flagged_runs_are_summarised_in_text(tmp_path, cli):
                                  for arm, v in (("A", a[k]), ("B", b[k]))]
     f = tmp_path / "w.csv"
     f.write_text("\n".join(rows) + "\n")
-    code, out, err = cli("compare", "--csv", str(f))
+    code, out, err = cli("compare", "--csv", str(f), "--verbose")  # the per-pair lines are --verbose's
     assert code == 0, err
     assert sum(1 for x in out.splitlines() if x.startswith("outlier: arm")) == 10
     assert "outlier: … and 20 more (all in --json)" in out

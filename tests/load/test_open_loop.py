@@ -57,7 +57,9 @@ def test_beyond_capacity_the_dispatch_delay_grows_and_the_run_is_flagged():
     first, last = np.mean(delays[:30]), np.mean(delays[-30:])
     assert last > first + 0.1, (first, last)  # grows with the queue (≈ 0.7 s by the end)
     assert m.dispatch_s.p99 > 10 * DISPATCH_BOUND_S
-    assert m.client.client_limited
+    # flagged: the client's own figures are fine here, so the late dispatch is not put on the
+    # client (issue 21) but said as a host limit
+    assert m.client.client_limited or m.client.host_limits
     assert any("scheduled time" in line for line in m.client.limits)
     # Coordinated omission made visible: counted from the schedule, TTFT is far worse.
     assert m.ttft_from_schedule_s.p90 > m.ttft_s.p90 + 0.1

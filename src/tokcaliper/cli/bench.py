@@ -38,9 +38,8 @@ def bench(
                                  "10 s of arrivals).")] = None,
     duration: Annotated[Optional[float], typer.Option(help="Seconds per run instead of --requests.")] = None,
     rate: Annotated[Optional[list[str]], typer.Option(
-        help="Open loop: mean request arrivals per second (default: closed loop); "
-             "--concurrency then caps the requests in flight. A list (1,2,4, or the option repeated) "
-             "is a sweep: an interleaved experiment, one arm per rate (`ARM@2rps`).")] = None,
+        help="Open loop: mean arrivals per second (-c caps those in flight). A list "
+             "(1,2,4) is a sweep, one arm per rate.")] = None,
     arrival: Annotated[str, typer.Option(help="Open-loop arrivals: poisson, gamma or constant.")] = "poisson",
     burstiness: Annotated[float, typer.Option(
         help="Gamma shape k of the arrival gaps (CV = 1/√k; 1 = Poisson, < 1 burstier).")] = 1.0,
@@ -49,44 +48,35 @@ def bench(
     ignore_eos: Annotated[bool, typer.Option(help="Ask the server to always generate max_tokens.")] = True,
     prompts: Annotated[Optional[Path], typer.Option(help="JSONL prompts ({\"prompt\":…} or {\"messages\":…}); default: built-in set.")] = None,
     input_tokens: Annotated[Optional[str], typer.Option(
-        help="Synthetic prompts of this many tokens as the server counts them (chat template and "
-             "unique tag included): fixed:N, normal:MEAN,SD, lognormal:MEDIAN,SIGMA, uniform:LO,HI "
-             "or empirical:FILE (docs/workloads.md). Replaces --prompts; needs --requests.")] = None,
+        help="Prompt tokens as the server counts them: fixed:N, normal:M,SD, lognormal:MED,S, "
+             "uniform:LO,HI, empirical:FILE (docs/workloads.md).")] = None,
     output_tokens: Annotated[Optional[str], typer.Option(
-        help="Output tokens per request drawn from a distribution (same forms as --input-tokens); "
-             "sent as max_tokens (with ignore_eos/min_tokens) instead of --max-tokens.")] = None,
+        help="Output tokens per request, held exactly; forms as --input-tokens.")] = None,
     length_seed: Annotated[int, typer.Option(
         help="Seed of the --input-tokens/--output-tokens draws (stored; request i gets the same "
              "lengths in every run).")] = 0,
     dataset: Annotated[Optional[Path], typer.Option(
-        help="Conversations to send: ShareGPT-style ({\"conversations\": [{\"from\", \"value\"}]}) or "
-             "OpenAI-style ({\"messages\"}) JSONL, in an order drawn by --dataset-seed "
-             "(docs/workloads.md). Replaces --prompts.")] = None,
+        help="ShareGPT- or OpenAI-style conversations (JSONL) to send (docs/workloads.md).")] = None,
     dataset_seed: Annotated[int, typer.Option(help="Seed of the --dataset order (stored).")] = 0,
     min_input_tokens: Annotated[Optional[int], typer.Option(
-        help="Keep --dataset records of at least this many tokens (the server's /tokenize, "
-             "template not counted).")] = None,
+        help="Keep --dataset records of ≥ this many tokens.")] = None,
     max_input_tokens: Annotated[Optional[int], typer.Option(
         help="Keep --dataset records of at most this many tokens.")] = None,
     trace: Annotated[Optional[Path], typer.Option(
-        help="Replay a Mooncake JSONL trace (timestamp ms, input_length, output_length, hash_ids) "
-             "as an open loop at its times, prompts built from one text block per hash id "
-             "(docs/workloads.md). --requests N: its first N records.")] = None,
+        help="Replay a Mooncake JSONL trace at its times, one text block per hash id "
+             "(docs/workloads.md).")] = None,
     trace_speedup: Annotated[float, typer.Option(
         help="Divide the trace's times by this (2 = twice as fast).")] = 1.0,
     trace_block_tokens: Annotated[Optional[int], typer.Option(
-        help="Tokens per trace hash block (default: the trace's 512, scaled down to fit the "
-             "server's context; lengths scale with it).")] = None,
+        help="Tokens per trace block (default 512, scaled to fit the context).")] = None,
     shared_prefix: Annotated[Optional[str], typer.Option(
-        help="groups=G,tokens=P: request n starts with system prompt n mod G of P tokens "
-             "(docs/workloads.md).")] = None,
+        help="groups=G,tokens=P: G shared system prompts of P tokens.")] = None,
     turns: Annotated[int, typer.Option(
         help="Requests per chat session, each carrying the earlier prompts and answers.")] = 1,
     think_time: Annotated[float, typer.Option(
         help="Seconds from an answer to its session's next turn.")] = 0.0,
     unique_prompts: Annotated[bool, typer.Option(
-        help="Tag each request's prompt uniquely so no repetition is served from a prompt cache "
-             "that an earlier one filled.")] = True,
+        help="Tag each prompt so no run is served from an earlier one's cache.")] = True,
     warmup: Annotated[Optional[int], typer.Option(help="Warm-up requests per run, excluded from metrics (default: = concurrency; 4 with --rate).")] = None,
     repeat: Annotated[int, typer.Option("--repeat", "-r", help="Identical runs (≥5 for a noise floor).")] = 5,
     restarts: Annotated[int, typer.Option(
@@ -119,17 +109,15 @@ def bench(
         help="Service-level objectives, e.g. ttft=200ms,tpot=50ms,e2e=10s (also itl=; units ms or s): "
              "each run's share of requests meeting all of them (failed ones miss) and its goodput.")] = None,
     steady_state: Annotated[Optional[float], typer.Option(
-        help="Share of the run's peak of requests in flight (e.g. 0.9): each run's steady-state "
-             "window, with throughput and TTFT/ITL percentiles inside it (ramp-up, drain excluded).")] = None,
+        help="Share of the peak in flight (e.g. 0.9): each run's steady-state window and its "
+             "figures, ramp-up and drain left out.")] = None,
     order: Annotated[str, typer.Option(
-        help="Run order of a sweep's levels: random-blocks (seed drawn and stored), alternate, abba "
-             "or blocked.")] = "random-blocks",
+        help="Sweep order: random-blocks, alternate, abba or blocked.")] = "random-blocks",
     seed: Annotated[Optional[int], typer.Option(help="Seed of a sweep's --order random-blocks.")] = None,
     workers: Annotated[int, typer.Option(
-        help="Spread each run's measured load over this many processes (Ray actors, one clock; "
-             "needs pip install 'tokcaliper[ray]'; docs/distributed.md).")] = 1,
+        help="Ray worker processes to spread the load over (docs/distributed.md).")] = 1,
     ray_address: Annotated[Optional[str], typer.Option(
-        help="Ray cluster of the --workers (e.g. 10.0.0.1:6379; default: a local one started here).")] = None,
+        help="Ray cluster of the --workers (default: a local one).")] = None,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = Path("tokcaliper.db"),
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
     wide: Annotated[bool, typer.Option("--wide", help=WIDE_HELP)] = False,

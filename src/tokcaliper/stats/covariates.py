@@ -62,6 +62,12 @@ EXACT_MAX_N = 8
 #: Fewest runs with a known covariate value for it to be ranked.
 MIN_PAIRS = 4
 
+#: Covariates that are effects of the run's throughput, not candidate causes of it:
+#: ranked last (:func:`rank_covariates`). The load client's CPU scales with the
+#: tokens it receives: fewer tokens (a slow run), less client CPU (issue 21's
+#: quiet/burner runs: ρ = +1 with throughput, while other processes' CPU caused it).
+FOLLOWS_THROUGHPUT = frozenset({"client_cpu_cores"})
+
 Measured = Literal["start", "during", "outside", "order", "unknown"]
 
 #: Covariate names tokcaliper writes, with a label and when each is measured.
@@ -276,8 +282,12 @@ def rank_covariates(values: Sequence[float], covariates: Mapping[str, Sequence[f
         ranked.append(CovariateRank(name=name, label=label, measured=measured, n=int(known.sum()),
                                     rho=rho, p=p, p_method=how, separation=sep, separation_p=sep_p,
                                     group_means=means))
+    # A covariate that follows the run's own throughput (the client's work is per token
+    # received) correlates with it as an effect, never as a cause: listed, but after the
+    # others whatever its ρ, so that neither analyze nor the noise floor's sentence names it.
     # Ties: a covariate measured during the run (possibly an effect of it) after the others.
-    ranked.sort(key=lambda r: (-abs(r.rho), -abs(r.separation or 0.0), r.measured == "during", r.name))
+    ranked.sort(key=lambda r: (r.name in FOLLOWS_THROUGHPUT, -abs(r.rho), -abs(r.separation or 0.0),
+                               r.measured == "during", r.name))
     if ranked:
         holm = multipletests([r.p for r in ranked], method="holm")[1]
         for r, ph in zip(ranked, holm):
