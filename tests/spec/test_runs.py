@@ -139,3 +139,21 @@ def test_spec_help_prints_definitions(capsys):
                    "Δdraft_tokens / Δdrafts", "(Δdrafts + Δaccepted) / (Δdrafts + Δdraft_tokens)",
                    "AL answers only questions that change drafting"):
         assert needle in out
+
+
+def test_runs_of_different_arms_are_never_pooled(capsys):
+    # issue 26: k = 2 and k = 4 runs gave one "AL mean, CV" and a conclusion from the mix
+    k2 = [run_acceptance(make_run(50, a, 100).model_copy(update={"arm": "k=2"})) for a in (60, 61)]
+    k4 = [run_acceptance(make_run(50, a, 100).model_copy(update={"arm": "k=4"})) for a in (150, 152)]
+    res = across_runs(k2 + k4)
+    assert res.metrics == [] and res.ruler is None
+    assert [p.arm for p in res.by_arm] == ["k=2 (llamacpp)", "k=4 (llamacpp)"]
+    means = [next(m for m in p.metrics if m.name == "AL").mean for p in res.by_arm]
+    assert means[0] == pytest.approx((2.2 + 2.22) / 2) and means[1] == pytest.approx((4.0 + 4.04) / 2)
+    from tokcaliper.report.spec_view import render_runs_acceptance
+    from tokcaliper.report.text import SafeConsole
+
+    render_runs_acceptance(SafeConsole(width=100), res)
+    out = capsys.readouterr().out
+    assert "2 arms among these runs" in out and "arm k=2 (llamacpp): across 2 run(s)" in out
+    assert "across 4 run(s)" not in out

@@ -88,5 +88,10 @@ def show(
         return
     with open_existing(db) as store:
         run = store.get_run(run_id, with_requests=requests or not json_out)
-    payload = run if (requests or not json_out) else run.model_copy(update={"requests": []})
+    payload: object = run
+    if json_out and not requests:  # null, not [], so "not included" never reads as "no requests"
+        from tokcaliper.report.output import to_jsonable
+
+        payload = {**to_jsonable(run.model_copy(update={"requests": []})), "requests": None,
+                   "requests_note": "not included: add --requests for every request record"}
     emit(payload, json_out, lambda console: render_run_detail(console, run, wide=wide))

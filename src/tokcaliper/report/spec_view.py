@@ -91,8 +91,19 @@ def render_runs_acceptance(console: Console, res: AcceptanceAcrossRuns) -> None:
                              if p.acceptance_rate is not None else ""))
         for f in r.red_flags:
             console.print(f"    [bold red]red flag:[/] {esc(f.finding)} → {esc(f.message)}")
+    if res.by_arm:  # several arms: one summary each, never a pooled mean
+        console.print(f"{len(res.by_arm)} arms among these runs: each is summarised on its own "
+                      "(a mean over different windows or servers describes none of them)")
+        for part in res.by_arm:
+            _render_across(console, part, title=f"arm {part.arm}: across {len(part.runs)} run(s)")
+    else:
+        _render_across(console, res, title=f"across {len(res.runs)} run(s)")
+    console.print(f"limit: {escape(res.limit)}")
+
+
+def _render_across(console: Console, res: AcceptanceAcrossRuns, title: str) -> None:
     if res.metrics:
-        t = Table(title=f"across {len(res.runs)} run(s)", title_justify="left")
+        t = Table(title=esc(title), title_justify="left")
         for col in ("metric", "n", "mean", "CV", "MDE (n per arm)"):
             t.add_column(col, justify="right" if col != "metric" else "left")
         for m in res.metrics:
@@ -101,4 +112,3 @@ def render_runs_acceptance(console: Console, res: AcceptanceAcrossRuns) -> None:
         console.print("MDE = 2·CV·√(2/n): smallest difference two arms of n runs each resolve (≈95%, quick formula).")
     if res.ruler:
         console.print(escape(res.ruler))
-    console.print(f"limit: {escape(res.limit)}")

@@ -138,6 +138,8 @@ class AcceptanceAcrossRuns(BaseModel):
     metrics: list[MetricAcrossRuns]
     ruler: str | None
     limit: str = LIMIT
+    by_arm: list["AcceptanceAcrossRuns"] = Field(default_factory=list)
+    arm: str | None = None
 
 
 def _across(name: str, values: Sequence[float | None]) -> MetricAcrossRuns | None:
@@ -152,7 +154,23 @@ def _across(name: str, values: Sequence[float | None]) -> MetricAcrossRuns | Non
 
 
 def across_runs(runs: Sequence[RunAcceptance]) -> AcceptanceAcrossRuns:
-    """Mean, CV and quick MDE of each acceptance metric over ``runs`` (and of throughput)."""
+    """Mean, CV and quick MDE of each acceptance metric over ``runs`` (and of throughput).
+
+    Runs of different arms or server kinds (k = 2 and k = 4, two servers) are never
+    pooled into one mean and CV (issue 26): then ``metrics`` is empty and ``by_arm``
+    holds one summary per (arm, server kind), in order of first appearance.
+    """
+    groups: dict[tuple[str, str | None], list[RunAcceptance]] = {}
+    for r in runs:
+        groups.setdefault((r.arm, r.server_kind), []).append(r)
+    if len(groups) > 1:
+        parts = [_across_one(g).model_copy(update={"arm": f"{arm} ({kind or 'unknown server'})"})
+                 for (arm, kind), g in groups.items()]
+        return AcceptanceAcrossRuns(runs=list(runs), metrics=[], ruler=None, by_arm=parts)
+    return _across_one(runs)
+
+
+def _across_one(runs: Sequence[RunAcceptance]) -> AcceptanceAcrossRuns:
     def col(attr: str) -> list[float | None]:
         return [getattr(r.metrics, attr) if r.metrics is not None else None for r in runs]
 
