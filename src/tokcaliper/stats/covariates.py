@@ -68,6 +68,10 @@ MIN_PAIRS = 4
 #: quiet/burner runs: ρ = +1 with throughput, while other processes' CPU caused it).
 FOLLOWS_THROUGHPUT = frozenset({"client_cpu_cores"})
 
+#: |ρ| from which a covariate set outside the run is ranked before those measured
+#: during it (:func:`rank_covariates`); the noise floor's cause sentence uses the same 0.8.
+STRONG_RHO = 0.8
+
 Measured = Literal["start", "during", "outside", "order", "unknown"]
 
 #: Covariate names tokcaliper writes, with a label and when each is measured.
@@ -83,7 +87,7 @@ KNOWN_COVARIATES: dict[str, tuple[str, Measured]] = {
     "power_mean_w": ("mean power during run", "during"),
     "cpu_clock_start_mhz": ("CPU clock at start", "start"),
     "cpu_temperature_start_c": ("CPU temperature at start", "start"),
-    "steal_share": ("CPU steal share", "during"),
+    "steal_share": ("CPU steal share", "outside"),  # the hypervisor ran other work
     "server_cpu_cores": ("server CPU (cores used)", "during"),
     "client_cpu_cores": ("client CPU (cores used)", "during"),
     "foreign_cpu_cores": ("other processes' CPU (cores used)", "outside"),
@@ -286,8 +290,12 @@ def rank_covariates(values: Sequence[float], covariates: Mapping[str, Sequence[f
     # received) correlates with it as an effect, never as a cause: listed, but after the
     # others whatever its ρ, so that neither analyze nor the noise floor's sentence names it.
     # Ties: a covariate measured during the run (possibly an effect of it) after the others.
-    ranked.sort(key=lambda r: (r.name in FOLLOWS_THROUGHPUT, -abs(r.rho), -abs(r.separation or 0.0),
-                               r.measured == "during", r.name))
+    # Among strong correlations (|ρ| ≥ STRONG_RHO) a covariate set outside the run (other
+    # processes' load) comes before those measured during it: the server's own CPU falls when
+    # other work takes its cores, a mediator that would name the symptom, not the cause.
+    ranked.sort(key=lambda r: (r.name in FOLLOWS_THROUGHPUT,
+                               not (r.measured == "outside" and abs(r.rho) >= STRONG_RHO),
+                               -abs(r.rho), -abs(r.separation or 0.0), r.measured == "during", r.name))
     if ranked:
         holm = multipletests([r.p for r in ranked], method="holm")[1]
         for r, ph in zip(ranked, holm):
