@@ -241,4 +241,4 @@ def test_steal_share_and_process_devices_in_run_covariates():
     # processes are not GPUs: the single GPU keeps the bare covariate names
     assert cov["sm_clock_start_mhz"] == [1980.0, 1755.0]
     assert not any(k.endswith(("_client", "_server")) for k in cov)
-    assert covariate_label("steal_share") == ("CPU steal share", "during")
+    assert covariate_label("steal_share") == ("CPU steal share", "outside")  # the hypervisor ran other work
