@@ -34,7 +34,7 @@ from typing import Any
 from tokcaliper.errors import InputError
 from tokcaliper.numbers import num
 
-__all__ = ["JSONParseError", "check_max_bytes", "check_unique_columns", "decode_text", "first_duplicate",
+__all__ = ["JSONParseError", "check_max_bytes", "jsonl_records", "check_unique_columns", "decode_text", "first_duplicate",
            "human_bytes", "jsonl_lines", "loads_json", "os_reason", "read_bytes", "read_text"]
 
 
@@ -221,3 +221,19 @@ def loads_json(text: str, *, strict: bool = False) -> Any:
 def jsonl_lines(text: str) -> list[str]:
     """Lines of a JSON Lines text: split on ``\\n`` only, a trailing ``\\r`` dropped (CRLF files)."""
     return [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
+
+
+def jsonl_records(text: str, origin: str) -> Iterable[tuple[int, Any]]:
+    """``(line number, value)`` of each non-blank line of a JSON Lines text (strict JSON).
+
+    Raises:
+        InputError: ``"ORIGIN:LINE: not valid JSON (…)"`` for the first line that does not parse.
+    """
+    for lineno, line in enumerate(jsonl_lines(text), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = loads_json(line, strict=True)
+        except JSONParseError as e:
+            raise InputError(f"{origin}:{lineno}: not valid JSON ({e})") from None
+        yield lineno, obj

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from tokcaliper.errors import InputError, ServerError
-from tokcaliper.fileio import JSONParseError, jsonl_lines, loads_json, read_text
+from tokcaliper.fileio import JSONParseError, jsonl_records, loads_json, read_text
 from tokcaliper.load.lengths import length_of, parse_length_spec
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.synthetic import Planned, _Server
@@ -149,13 +149,7 @@ def parse_dataset(text: str, origin: str) -> Dataset:
         for k, obj in enumerate(items if isinstance(items, list) else [], start=1):
             take(k, obj)  # the element's number stands for its line
     else:
-        for lineno, line in enumerate(jsonl_lines(text), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = loads_json(line, strict=True)
-            except JSONParseError as e:
-                raise InputError(f"{origin}:{lineno}: not valid JSON ({e})") from None
+        for lineno, obj in jsonl_records(text, origin):
             take(lineno, obj)
     if not out.records:
         raise InputError(f"{origin}: no usable conversation" + (f" ({out.skip_note()})" if out.skipped else ""))

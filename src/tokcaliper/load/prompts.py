@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from tokcaliper.errors import InputError
-from tokcaliper.fileio import JSONParseError, jsonl_lines, loads_json, read_text
+from tokcaliper.fileio import jsonl_records, read_text
 
 #: Ceiling on a prompts file (bytes).
 MAX_PROMPTS_BYTES = 256 * 1024 * 1024
@@ -24,13 +24,7 @@ Messages = list[dict[str, str]]
 
 def _parse_jsonl(text: str, origin: str) -> list[Messages]:
     out: list[Messages] = []
-    for lineno, line in enumerate(jsonl_lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = loads_json(line, strict=True)
-        except JSONParseError as e:
-            raise InputError(f"{origin}:{lineno}: not valid JSON ({e})") from None
+    for lineno, obj in jsonl_records(text, origin):
         if isinstance(obj, dict) and isinstance(obj.get("prompt"), str):
             out.append([{"role": "user", "content": obj["prompt"]}])
         elif isinstance(obj, dict) and isinstance(obj.get("messages"), list) and all(
