@@ -28,7 +28,7 @@ import hashlib
 import signal
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from time import perf_counter
@@ -248,6 +248,18 @@ class _Collector:
         return len(self.records) + len(self.backlog)
 
 
+async def run_workers(worker: Callable[[], Awaitable[None]], n: int) -> None:
+    """Run ``n`` copies of ``worker`` until all return; on an error or a cancel, cancel the
+    others and wait for them, so no stream outlives its phase."""
+    tasks = [asyncio.create_task(worker()) for _ in range(n)]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
 async def _closed_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out: _Collector, *,
                        count: int | None, duration_s: float | None, warmup: bool, index_offset: int) -> None:
     next_index = 0
@@ -268,13 +280,7 @@ async def _closed_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, o
                                       first_token_timeout_s=cfg.first_token_timeout_s,
                                       token_timeout_s=cfg.token_timeout_s))
 
-    tasks = [asyncio.create_task(worker()) for _ in range(workers)]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    await run_workers(worker, workers)
 
 
 def make_workload(cfg: LoadConfig) -> Workload | None:

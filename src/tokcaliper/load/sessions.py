@@ -240,10 +240,6 @@ async def session_loop(pool: ConnectionPool, cfg: LoadConfig, prompts: Sequence[
             await one_session(local)
 
     workers = cfg.concurrency if n_sessions is None else min(cfg.concurrency, n_sessions)
-    tasks = [asyncio.create_task(worker()) for _ in range(workers)]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    from tokcaliper.load.driver import run_workers  # driver imports this module
+
+    await run_workers(worker, workers)
