@@ -36,11 +36,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "store": BASE | {"model", "telemetry"},
     "audit": BASE | {"model", "stats"},
     "doctor": BASE | {"model", "stats", "telemetry", "servers", "audit"},
-    "experiment": BASE | {"model", "stats", "telemetry", "load", "servers", "store"},
-    "spec": BASE | {"model", "stats", "telemetry", "load", "servers", "store", "experiment"},
-    "report": BASE | {"model", "stats", "load", "audit", "experiment", "spec", "telemetry"},
+    "specdec": BASE | {"model", "stats", "servers"},
+    "experiment": BASE | {"model", "stats", "telemetry", "load", "servers", "store", "specdec"},
+    "report": BASE | {"model", "stats", "load", "audit", "experiment", "specdec", "telemetry"},
     "cli": BASE | {"model", "stats", "telemetry", "load", "servers", "store", "audit",
-                   "doctor", "experiment", "spec", "report"},
+                   "doctor", "experiment", "specdec", "report"},
     "data": frozenset(),  # package data (JSON tables), no code
     "__main__": frozenset({"cli"}),
     "__init__": frozenset(),
@@ -50,12 +50,6 @@ ALLOWED: dict[str, frozenset[str]] = {
 #: package), with the issue that removes it. Remove an entry with its arrow.
 DEBT: dict[tuple[str, str], str] = {
     ("tokcaliper.audit.attribution", "store"): "issue 19: attribute returns a typed result; the CLI opens the store",
-    ("tokcaliper.audit.checks.a1_acceptance", "spec"): "issue 24: acceptance arithmetic moves to the model layer",
-    ("tokcaliper.servers.spec_readers", "spec"): "issue 24: acceptance types move to the model layer",
-    ("tokcaliper.servers.spec_readers._family", "spec"): "issue 24: as above",
-    ("tokcaliper.servers.spec_readers.llamacpp", "spec"): "issue 24: as above",
-    ("tokcaliper.servers.spec_readers.sglang", "spec"): "issue 24: as above",
-    ("tokcaliper.servers.spec_readers.vllm", "spec"): "issue 24: as above",
     ("tokcaliper.servers.target", "report"): "issue 19: the markup escape belongs below the renderers",
     ("tokcaliper.stats.resolution", "experiment"): "issue 18: bench's duration/timeout bounds live in the load layer",
     ("tokcaliper.store.sqlite", "servers"): "the cache folder helper belongs in the base layer",

@@ -156,7 +156,7 @@ def test_spec_table_refuses_an_infinite_al(cli, tmp_path):
 
 def test_spec_table_best_k_leaves_out_impossible_rows():
     """AL 5 at k = 2 is impossible (> k + 1 = 3): it was picked as best k by AL and by AL/(k+1)."""
-    from tokcaliper.spec.table import KInput, window_table
+    from tokcaliper.specdec.table import KInput, window_table
 
     t = window_table([KInput(k=2, al=5.0), KInput(k=3, al=2.9), KInput(k=5, al=3.2), KInput(k=7, al=0.5)])
     by_k = {r.k: r for r in t.rows}
@@ -169,7 +169,7 @@ def test_spec_table_best_k_leaves_out_impossible_rows():
 
 
 def test_spec_table_with_only_impossible_rows_has_no_best():
-    from tokcaliper.spec.table import KInput, window_table
+    from tokcaliper.specdec.table import KInput, window_table
 
     t = window_table([KInput(k=2, al=5.0), KInput(k=3, al=7.5)])
     assert (t.best_k_by_al, t.best_k_by_al_per_position, t.warning) == (None, None, None)

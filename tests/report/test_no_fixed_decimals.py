@@ -9,7 +9,7 @@ SRC = Path(tokcaliper.__file__).parent
 #: a replacement field with a precision: {x:.1f}, {x:,.0f}, {x:.4g}, {x:.2e}, {x:.1%}
 FIXED = re.compile(r"\{[^{}]*:[^{}]*\.\d+[fge%]\}")
 #: every package: all of them compute, render or report figures (data/ holds only data files)
-PACKAGES = ("stats", "report", "cli", "telemetry", "servers", "audit", "spec", "experiment", "load", "model",
+PACKAGES = ("stats", "report", "cli", "telemetry", "servers", "audit", "specdec", "experiment", "load", "model",
             "store", "data", "doctor")
 #: the one module allowed to format with a fixed precision
 FORMATTER = SRC / "numbers.py"

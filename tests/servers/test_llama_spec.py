@@ -1,7 +1,7 @@
 """Acceptance metrics on the real llama-server with SmolLM2 (marked ``server``; few requests, few tokens).
 
 Each test runs the tool's own pipeline: the runner reads ``/metrics`` before and
-after the measured load, stores the run, and :func:`tokcaliper.spec.runs.run_acceptance`
+after the measured load, stores the run, and :func:`tokcaliper.specdec.runs.run_acceptance`
 (what ``tokcaliper spec show`` prints) computes the figures.
 """
 
@@ -14,7 +14,7 @@ from scipy.optimize import brentq
 
 from tokcaliper.experiment.runner import RepeatSpec, run_repetitions
 from tokcaliper.model.run import LoadConfig, Run
-from tokcaliper.spec.runs import run_acceptance
+from tokcaliper.specdec.runs import run_acceptance
 from tokcaliper.store import Store
 
 pytestmark = pytest.mark.server

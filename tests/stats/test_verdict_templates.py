@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tokcaliper.spec.table import NOT_BEST_BUY, KInput, window_table
+from tokcaliper.specdec.table import NOT_BEST_BUY, KInput, window_table
 from tokcaliper.stats.ab import analyze_samples, compare_metrics
 from tokcaliper.stats.closing import closing_lines
 from tokcaliper.stats.equivalence import TostResult

@@ -30,7 +30,7 @@ from tokcaliper.cli import metrics as _metrics  # noqa: F401,E402
 from tokcaliper.cli import compare as _compare  # noqa: F401,E402
 from tokcaliper.cli import experiment as _experiment  # noqa: F401,E402
 from tokcaliper.cli import analyze as _analyze  # noqa: F401,E402
-from tokcaliper.cli import spec as _spec  # noqa: F401,E402
+from tokcaliper.cli import specdec as _specdec  # noqa: F401,E402
 from tokcaliper.cli import capacity as _capacity  # noqa: F401,E402
 from tokcaliper.cli import export as _export  # noqa: F401,E402
 from tokcaliper.cli import baseline as _baseline  # noqa: F401,E402

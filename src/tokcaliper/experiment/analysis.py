@@ -27,7 +27,7 @@ from tokcaliper.stats.outliers import RunTags
 from tokcaliper.stats.sequential import SequentialDecision, sequential_step
 from tokcaliper.stats.variance_components import RestartSplit, restart_split
 from tokcaliper.store import Store
-from tokcaliper.store.sqlite import Outcome
+from tokcaliper.model.experiment import Outcome
 
 __all__ = ["ArmSummary", "Comparison", "ExperimentAnalysis", "RunLine", "analyze_experiment",
            "analysed_runs", "comparison_metrics", "experiment_closing", "governing_verdict", "metric_triples",

@@ -42,7 +42,7 @@ from tokcaliper.servers.managed import ManagedServer, check_reachable, free_port
 from tokcaliper.servers.url import server_url
 from tokcaliper.stats.sequential import SequentialDecision
 from tokcaliper.store import Store
-from tokcaliper.store.sqlite import Outcome
+from tokcaliper.model.experiment import Outcome
 
 __all__ = ["ExperimentEvents", "ExperimentResult", "Segment", "create_experiment",
            "execute_experiment", "segments"]

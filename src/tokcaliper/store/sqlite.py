@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from tokcaliper.errors import ExperimentBusy, InputError, StoreError
 from tokcaliper.model.baseline import Baseline
+from tokcaliper.model.experiment import ExperimentRow, ExperimentStatus, Outcome
 from tokcaliper.model.metrics import get_metric, run_scalars
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics, RunSource
 from tokcaliper.model.served import ServedModel
@@ -265,49 +266,6 @@ class RunRow(BaseModel):
     aggregate_output_tok_s: float | None
     ttft_p50_ms: float | None
     tool: str = "tokcaliper"
-
-
-class ExperimentRow(BaseModel):
-    """One stored experiment: the validated file and where it stands.
-
-    Attributes:
-        id: experiment id; its runs carry it as their ``session``.
-        name: the experiment's name from its file.
-        created_at: UTC ISO 8601 (ms).
-        status: ``"running"``, ``"finished"`` or ``"stopped"`` (with the reason in outcomes).
-        spec: the validated experiment file as JSON data.
-        source_text: the file exactly as it was read (provenance; ``resume`` uses ``spec``).
-        prompts_path: the prompts file as the first run resolved it (absolute), None for
-            the built-in set or an experiment stored before schema v4.
-        prompts_sha256: digest of the prompts read from it by the first run (None until then).
-        claimed_pid: the process measuring it now, or last (see :meth:`Store.claim_experiment`).
-    """
-
-    id: str
-    name: str
-    created_at: str
-    status: str
-    spec: dict
-    source_text: str
-    prompts_path: str | None = None
-    prompts_sha256: str | None = None
-    claimed_pid: int | None = None
-
-
-class Outcome(BaseModel):
-    """Something that happened instead of a run (M8): a failed start, a read-back mismatch, a stop.
-
-    Attributes:
-        position: position in the run order it concerns (None: the whole arm or experiment).
-        arm: the arm. kind: ``"failed_start"``, ``"readback_mismatch"``, ``"stopped"``, ...
-        reason: one line saying why. at: UTC ISO 8601 (ms).
-    """
-
-    position: int | None
-    arm: str
-    kind: str
-    reason: str
-    at: str
 
 
 class DamagedRun(BaseModel):
@@ -681,8 +639,8 @@ class Store:
         self._write("UPDATE experiments SET claimed_pid = NULL, claimed_start = NULL, claimed_at = NULL "
                     "WHERE id = ? AND claimed_pid = ?", (exp_id, pid))
 
-    def set_experiment_status(self, exp_id: str, status: str) -> None:
-        """Mark the experiment ``running``, ``finished`` or ``stopped``."""
+    def set_experiment_status(self, exp_id: str, status: ExperimentStatus) -> None:
+        """Mark the experiment with one of :data:`~tokcaliper.model.experiment.ExperimentStatus`."""
         self._write("UPDATE experiments SET status = ? WHERE id = ?", (status, exp_id))
 
     def save_outcome(self, exp_id: str, outcome: Outcome) -> None:

@@ -39,7 +39,7 @@ from tokcaliper.audit.constants import (
 )
 from tokcaliper.audit.forced_acceptance import find_forced_acceptance
 from tokcaliper.model.verdict import Status, Verdict
-from tokcaliper.spec.red_flags import PREDICTABLE, al_at_ceiling, all_drafts_accepted
+from tokcaliper.model.specdec_flags import PREDICTABLE, al_at_ceiling, all_drafts_accepted
 
 CHECK, TITLE = "A1", "acceptance length ÷ draft window"
 

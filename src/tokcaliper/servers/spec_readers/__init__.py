@@ -1,8 +1,8 @@
 """Speculative-decoding readers, one per server family (METHODS.md M6).
 
-Each reader turns what an engine exposes into :class:`tokcaliper.spec.metrics.SpecCounts`
+Each reader turns what an engine exposes into :class:`tokcaliper.model.specdec.SpecCounts`
 (differences of cumulative counters over a run) or
-:class:`tokcaliper.spec.metrics.RequestAcceptance` (one response):
+:class:`tokcaliper.model.specdec.RequestAcceptance` (one response):
 
 - :mod:`.llamacpp` — ``llamacpp:spec_decode_*_total`` on ``/metrics``; per
   response ``timings.draft_n`` / ``timings.draft_n_accepted``.
@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args
 
 from tokcaliper.errors import InputError
 from tokcaliper.servers.spec_readers import llamacpp, sglang, vllm
-from tokcaliper.spec.metrics import RequestAcceptance, SpecCounts
+from tokcaliper.model.specdec import RequestAcceptance, SpecCounts
 
 ServerKind = Literal["llamacpp", "vllm", "sglang"]
 SERVER_KINDS: tuple[str, ...] = get_args(ServerKind)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tokcaliper.servers.counters import split_key
-from tokcaliper.spec.metrics import SpecCounts
+from tokcaliper.model.specdec import SpecCounts
 
 DRAFTS = "spec_decode_num_drafts_total"
 DRAFT_TOKENS = "spec_decode_num_draft_tokens_total"

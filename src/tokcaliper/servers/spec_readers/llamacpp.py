@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tokcaliper.servers.spec_readers._family import counts_with_prefix
-from tokcaliper.spec.metrics import RequestAcceptance, SpecCounts, request_acceptance
+from tokcaliper.model.specdec import RequestAcceptance, SpecCounts, request_acceptance
 
 PREFIX = "llamacpp:"
 

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tokcaliper.servers.counters import split_key
-from tokcaliper.spec.metrics import RequestAcceptance, request_acceptance
+from tokcaliper.model.specdec import RequestAcceptance, request_acceptance
 
 PREFIX = "sglang:"
 ACCEPT_LENGTH = "sglang:spec_accept_length"

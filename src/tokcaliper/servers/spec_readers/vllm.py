@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from tokcaliper.errors import InputError
 from tokcaliper.servers.spec_readers._family import counts_with_prefix
-from tokcaliper.spec.metrics import SpecCounts
+from tokcaliper.model.specdec import SpecCounts
 
 PREFIX = "vllm:"
 

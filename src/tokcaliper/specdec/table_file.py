@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from tokcaliper.errors import InputError
 from tokcaliper.fileio import JSONParseError, check_unique_columns, first_duplicate, loads_json
-from tokcaliper.spec.table import KInput
+from tokcaliper.specdec.table import KInput
 from tokcaliper.validation import explain
 
 #: Deepest nesting searched for tables; published tables sit a few levels down.

@@ -11,7 +11,7 @@ import pytest
 
 from tokcaliper.errors import InputError
 from tokcaliper.experiment.spec import LoadSpec
-from tokcaliper.spec.sweep import sweep_experiment
+from tokcaliper.experiment.specdec_sweep import sweep_experiment
 
 #: For ngram-simple the draft length is --spec-ngram-simple-size-m (a first version swept
 #: --spec-draft-n-max, which ngram-simple ignores: the table then showed AL 3.67 > k + 1 = 3

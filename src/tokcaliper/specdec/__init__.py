@@ -10,7 +10,7 @@
 Server-family readers live in :mod:`tokcaliper.servers.spec_readers`.
 """
 
-from tokcaliper.spec.metrics import (
+from tokcaliper.model.specdec import (
     COST_PROXY,
     DEFINITIONS,
     LIMIT,
@@ -22,8 +22,8 @@ from tokcaliper.spec.metrics import (
     pooled_request_acceptance,
     request_acceptance,
 )
-from tokcaliper.spec.red_flags import PREDICTABLE, RedFlag, predictable_by_construction
-from tokcaliper.spec.table import NOT_BEST_BUY, KInput, KRow, WindowTable, window_table
+from tokcaliper.model.specdec_flags import PREDICTABLE, RedFlag, predictable_by_construction
+from tokcaliper.specdec.table import NOT_BEST_BUY, KInput, KRow, WindowTable, window_table
 
 __all__ = [
     "COST_PROXY",

@@ -18,9 +18,9 @@ from tokcaliper.experiment.analysis import analysed_runs
 from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec
 from tokcaliper.model.run import Run
 from tokcaliper.servers.spec_readers import ServerKind
-from tokcaliper.spec.runs import run_acceptance
-from tokcaliper.spec.table import KInput, WindowTable, window_table
-from tokcaliper.store.sqlite import Outcome
+from tokcaliper.specdec.runs import run_acceptance
+from tokcaliper.specdec.table import KInput, WindowTable, window_table
+from tokcaliper.model.experiment import Outcome
 from tokcaliper.validation import describe, explain, problems
 
 __all__ = ["arm_name", "sweep_closing", "sweep_experiment", "sweep_table"]

@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from tokcaliper.spec.sweep import sweep_closing
+from tokcaliper.experiment.specdec_sweep import sweep_closing
 from tokcaliper.stats.ab import analyze_samples, compare_metrics
 
 

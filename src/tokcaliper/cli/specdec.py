@@ -1,7 +1,7 @@
 """CLI: ``tokcaliper spec table|show|log`` — speculative-decoding acceptance (METHODS.md M6, M7).
 
-Thin: read the input, call one function in :mod:`tokcaliper.spec`, render with
-:mod:`tokcaliper.report.spec_view`.
+Thin: read the input, call one function in :mod:`tokcaliper.specdec`, render with
+:mod:`tokcaliper.report.specdec_view`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError, ServerError
 from tokcaliper.fileio import read_text
 from tokcaliper.numbers import num
-from tokcaliper.spec.metrics import COST_PROXY, DEFINITIONS, LIMIT
+from tokcaliper.model.specdec import COST_PROXY, DEFINITIONS, LIMIT
 
 _DEFS = "\n\n".join(f"{name}: {formula}" for name, formula in DEFINITIONS)
 _SPEC_HELP = (
@@ -48,9 +48,9 @@ def table_cmd(
     A row with a `failed` reason is a k that did not start.
     """
     from tokcaliper.report.output import emit
-    from tokcaliper.report.spec_view import render_window_table
-    from tokcaliper.spec.table import window_table
-    from tokcaliper.spec.table_file import parse_tables
+    from tokcaliper.report.specdec_view import render_window_table
+    from tokcaliper.specdec.table import window_table
+    from tokcaliper.specdec.table_file import parse_tables
 
     text = read_text(file, MAX_FILE_BYTES)
     tables = [window_table(rows, name) for name, rows in parse_tables(text, str(file))]
@@ -79,9 +79,9 @@ def show_cmd(
     Per run: from its stored counter difference (after − before) and per-request timings.
     """
     from tokcaliper.report.output import emit
-    from tokcaliper.report.spec_view import render_runs_acceptance
+    from tokcaliper.report.specdec_view import render_runs_acceptance
     from tokcaliper.servers.spec_readers import check_server_kind
-    from tokcaliper.spec.runs import across_runs, run_acceptance
+    from tokcaliper.specdec.runs import across_runs, run_acceptance
     from tokcaliper.store import Store
 
     kind = check_server_kind(server_kind)
@@ -108,7 +108,7 @@ def log_cmd(
     """
     from tokcaliper.report.output import emit
     from tokcaliper.servers.spec_readers.vllm import counts_from_log, parse_log, unread_log_lines
-    from tokcaliper.spec.metrics import acceptance_metrics
+    from tokcaliper.model.specdec import acceptance_metrics
 
     text = read_text(file, MAX_FILE_BYTES, errors="replace")  # a server log may hold any bytes
     try:
@@ -176,9 +176,9 @@ def sweep_cmd(
     from tokcaliper.experiment.execute import create_experiment
     from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec
     from tokcaliper.report.output import emit, stderr
-    from tokcaliper.report.spec_view import render_window_table
+    from tokcaliper.report.specdec_view import render_window_table
     from tokcaliper.servers.spec_readers import SERVER_KINDS
-    from tokcaliper.spec.sweep import sweep_closing, sweep_experiment, sweep_table
+    from tokcaliper.experiment.specdec_sweep import sweep_closing, sweep_experiment, sweep_table
     from tokcaliper.store import Store
 
     if server_kind is not None and server_kind not in SERVER_KINDS:

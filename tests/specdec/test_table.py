@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tokcaliper.errors import InputError
-from tokcaliper.spec.table import NOT_BEST_BUY, KInput, window_table
-from tokcaliper.spec.table_file import parse_tables, tables_from_data
+from tokcaliper.specdec.table import NOT_BEST_BUY, KInput, window_table
+from tokcaliper.specdec.table_file import parse_tables, tables_from_data
 
 DATA = Path(__file__).parent / "data"
 
@@ -104,7 +104,7 @@ def test_csv_and_yaml_files_and_bad_input():
 
 
 def test_a_window_the_server_does_not_honour_is_noted():
-    from tokcaliper.spec.table import KInput, window_table
+    from tokcaliper.specdec.table import KInput, window_table
 
     t = window_table([KInput(k=2, al_samples=[3.6, 3.7], k_eff=5.1), KInput(k=4, al_samples=[3.0, 3.1], k_eff=3.9)])
     notes = {r.k: r.notes for r in t.rows}

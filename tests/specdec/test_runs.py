@@ -10,7 +10,7 @@ import pytest
 from tokcaliper.cli import main
 from tokcaliper.load.summary import summarize
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run
-from tokcaliper.spec.runs import across_runs, run_acceptance
+from tokcaliper.specdec.runs import across_runs, run_acceptance
 from tokcaliper.stats import mde_quick
 from tokcaliper.store import Store
 
@@ -150,7 +150,7 @@ def test_runs_of_different_arms_are_never_pooled(capsys):
     assert [p.arm for p in res.by_arm] == ["k=2 (llamacpp)", "k=4 (llamacpp)"]
     means = [next(m for m in p.metrics if m.name == "AL").mean for p in res.by_arm]
     assert means[0] == pytest.approx((2.2 + 2.22) / 2) and means[1] == pytest.approx((4.0 + 4.04) / 2)
-    from tokcaliper.report.spec_view import render_runs_acceptance
+    from tokcaliper.report.specdec_view import render_runs_acceptance
     from tokcaliper.report.text import SafeConsole
 
     render_runs_acceptance(SafeConsole(width=100), res)

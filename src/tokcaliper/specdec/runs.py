@@ -17,14 +17,14 @@ from pydantic import BaseModel, Field
 from tokcaliper.model.run import Run
 from tokcaliper.numbers import num, percent
 from tokcaliper.servers.spec_readers import ServerKind, detect_server_kind, request_acceptance, spec_counts
-from tokcaliper.spec.metrics import (
+from tokcaliper.model.specdec import (
     LIMIT,
     AcceptanceMetrics,
     RequestAcceptance,
     acceptance_metrics,
     pooled_request_acceptance,
 )
-from tokcaliper.spec.red_flags import RedFlag, predictable_by_construction
+from tokcaliper.model.specdec_flags import RedFlag, predictable_by_construction
 from tokcaliper.stats import Description, describe, mde_quick
 
 
@@ -41,7 +41,7 @@ class RunAcceptance(BaseModel):
         request_al: distribution of per-request AL (n = requests).
         pooled_requests: the requests' counts summed (ratios of sums).
         aggregate_output_tok_s: the run's aggregate throughput, tok/s.
-        red_flags: :func:`tokcaliper.spec.red_flags.predictable_by_construction` on the counters
+        red_flags: :func:`tokcaliper.model.specdec_flags.predictable_by_construction` on the counters
             (or on the pooled requests when there are no counters).
     """
 
@@ -131,7 +131,7 @@ class AcceptanceAcrossRuns(BaseModel):
         runs: each run's :class:`RunAcceptance`.
         metrics: AL, acceptance rate, k_eff, AL/(k+1), aggregate throughput across runs.
         ruler: AL's MDE beside throughput's, in words (None without both).
-        limit: :data:`tokcaliper.spec.metrics.LIMIT`.
+        limit: :data:`tokcaliper.model.specdec.LIMIT`.
     """
 
     runs: list[RunAcceptance]

@@ -1,6 +1,6 @@
 """Text views of speculative-decoding results (``tokcaliper spec …``).
 
-Renders the objects of :mod:`tokcaliper.spec`; computes nothing. Every figure
+Renders the objects of :mod:`tokcaliper.specdec`; computes nothing. Every figure
 is shown with its n and CV (or its counts), and each verdict with its arithmetic.
 Text that comes from the user or a server (table names, arm labels, failure
 reasons, notes) is escaped, so brackets in it print as written, not as rich markup.
@@ -15,9 +15,9 @@ from rich.table import Table
 from tokcaliper.numbers import num
 from tokcaliper.report.text import esc
 from tokcaliper.report.output import fmt, pct
-from tokcaliper.spec.metrics import AcceptanceMetrics
-from tokcaliper.spec.runs import AcceptanceAcrossRuns
-from tokcaliper.spec.table import WindowTable
+from tokcaliper.model.specdec import AcceptanceMetrics
+from tokcaliper.specdec.runs import AcceptanceAcrossRuns
+from tokcaliper.specdec.table import WindowTable
 
 
 def _three(x: float | None) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tokcaliper.spec.metrics import DEFINITIONS, SpecCounts, acceptance_metrics
+from tokcaliper.model.specdec import DEFINITIONS, SpecCounts, acceptance_metrics
 
 
 def test_definitions_hold_on_counts():

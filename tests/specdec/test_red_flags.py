@@ -5,7 +5,7 @@ from __future__ import annotations
 from tokcaliper.audit.checks import a1_acceptance
 from tokcaliper.audit.runner import build_context
 from tokcaliper.model.record import Record
-from tokcaliper.spec.red_flags import PREDICTABLE, al_at_ceiling, all_drafts_accepted, predictable_by_construction
+from tokcaliper.model.specdec_flags import PREDICTABLE, al_at_ceiling, all_drafts_accepted, predictable_by_construction
 
 
 def test_all_accepted_and_ceiling():

@@ -33,8 +33,8 @@ from pydantic import BaseModel, Field, model_validator
 
 from tokcaliper.errors import InputError
 from tokcaliper.numbers import num
-from tokcaliper.spec.metrics import COST_PROXY, LIMIT
-from tokcaliper.spec.red_flags import PREDICTABLE, al_at_ceiling
+from tokcaliper.model.specdec import COST_PROXY, LIMIT
+from tokcaliper.model.specdec_flags import PREDICTABLE, al_at_ceiling
 from tokcaliper.stats import WelchResult, describe, welch
 
 #: The warning when the highest AL is not the highest AL/(k+1).
