@@ -207,3 +207,16 @@ def test_real_llama_server_replay_stores_the_scaling(llama_server, tmp_path):
         assert abs(r.prompt_tokens - r.requested_prompt_tokens) <= 1, (r.prompt_tokens, r.requested_prompt_tokens)
     f = replay_figures([stored])[0]
     assert f["block_tokens"] == 4 and f["scale"] == 4 / 512 and f["dispatch_n"] == 3
+
+
+def test_bench_text_output_of_a_trace_replay_prints_the_replay_line(tmp_path):
+    """The text renderer of a trace replay (a NameError there once ended `bench --trace` after
+    the runs were stored)."""
+    rows = [_row(0, 40, 2, [0, 1]), _row(20, 40, 2, [0, 2]), _row(40, 40, 2, [0, 1])]
+    with RefServer(QUICK) as srv:
+        proc = subprocess.run([sys.executable, "-m", "tokcaliper", "bench", "--url", srv.base_url,
+                               "--trace", str(_write(tmp_path / "t.jsonl", rows)), "--trace-block-tokens", "4",
+                               "-r", "1", "--warmup", "0", "--idle-seconds", "0", "--db", str(tmp_path / "r.db")],
+                              capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "100"})
+    assert proc.returncode == 0, proc.stderr
+    assert "trace replay" in proc.stdout and "internal error" not in proc.stderr
