@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from tokcaliper import __version__
 from tokcaliper.errors import Interrupted, ServerError
@@ -35,6 +35,9 @@ from tokcaliper.processes import listening_pid
 from tokcaliper.servers.served import read_served
 from tokcaliper.store import Store
 
+if TYPE_CHECKING:
+    from tokcaliper.telemetry import TelemetrySampler
+
 
 class Telemetry(Protocol):
     """What the runner needs from a telemetry sampler (e.g.
@@ -48,6 +51,19 @@ class Telemetry(Protocol):
     def __exit__(self, *exc: object) -> Any: ...
 
     def summary(self) -> TelemetrySummary: ...
+
+
+def worker_host_sampler() -> TelemetrySampler:
+    """The sampler of a load worker's own host, made in the worker process (issue 23 item 3).
+
+    Host CPU (utilisation, steal; ``/proc/stat``) and the worker process itself
+    (``/proc/self/stat``) at the default 10 Hz; no GPU back-end: the driver's
+    sampler reads the server's devices. Ray sends this function to the workers
+    by name (:func:`tokcaliper.load.distributed.run_phase`).
+    """
+    from tokcaliper.telemetry import CpuBackend, ProcessBackend, TelemetrySampler
+
+    return TelemetrySampler(backends=[CpuBackend(), ProcessBackend(role="client")])
 
 
 @dataclass(kw_only=True)
@@ -333,7 +349,8 @@ def measure_run(
             if load.workers > 1:  # spread over Ray workers (Ray imported only then)
                 from tokcaliper.load import distributed
 
-                phase = distributed.run_phase(load, setup.prompts, on_request=on_request)
+                phase = distributed.run_phase(load, setup.prompts, on_request=on_request,
+                                              host_sampler=worker_host_sampler if setup.telemetry else None)
             else:
                 phase = run_phase(load, setup.prompts, on_request=on_request, synth=synth, prepared=prepared,
                                   prefixes=prefixes)
