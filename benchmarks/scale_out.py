@@ -42,8 +42,9 @@ the client — the load average is printed with the table. ``--quick``: C = 64,
 (the default: C = 64, 256, 1024; 1p, 1w, 2w, 4w; 3 runs) wants a quiet machine of
 ≥ 8 cores: 4 server processes, 4 workers, and the driver. On a real cluster:
 ``ray start --head`` on one node, ``ray start --address HEAD:6379`` on the others
-(each with tokcaliper installed), run the server elsewhere and pass
-``--ray-address HEAD:6379`` (docs/distributed.md).
+(each with tokcaliper installed), and run this script on the head node with
+``--ray-address HEAD:6379 --server-host <this node's IP>``: the server then runs
+here and the workers reach it over the network (docs/distributed.md).
 
     python benchmarks/scale_out.py --quick
     python benchmarks/scale_out.py                          # the full table
@@ -240,6 +241,9 @@ def main() -> None:
     ap.add_argument("--server-procs", type=int, default=4, help="reference server processes on one port")
     ap.add_argument("--server-cpus", default=None, help="CPUs to pin the server processes to, e.g. 0,1")
     ap.add_argument("--ray-address", default=None)
+    ap.add_argument("--server-host", default="127.0.0.1",
+                    help="address the server listens on and the workers reach it by (on a cluster: "
+                         "this node's IP, or 0.0.0.0 for every interface, named by this host's name)")
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -252,7 +256,7 @@ def main() -> None:
     pools: dict[int, Any] = {}
     timing = Timing(a.ttft_ms / 1000, a.itl_ms / 1000, a.tokens)
     try:
-        with RefServer(timing, nice=-10, processes=a.server_procs, cpus=cpus) as srv:
+        with RefServer(timing, nice=-10, processes=a.server_procs, cpus=cpus, host=a.server_host) as srv:
             for rep in range(a.repeat):
                 for c in streams:
                     order = layouts[rep % len(layouts):] + layouts[:rep % len(layouts)]

@@ -236,12 +236,14 @@ class _Conn(asyncio.Protocol):
 
 async def serve(timing: Timing, port: int, ready: threading.Event | None = None,
                 holder: dict | None = None, announce: bool = False, kernel_stamps: bool = False,
-                reuse_port: bool = False) -> None:
+                reuse_port: bool = False, host: str = "127.0.0.1") -> None:
     """Serve until cancelled; ``holder['port']`` / ``holder['log']`` are set when listening.
 
     ``reuse_port``: bind ``port`` with ``SO_REUSEPORT`` (other processes may serve
     it too) and also serve a control port of this process's own
-    (``holder['control']``, announced after the port) for ``/_truth``.
+    (``holder['control']``, announced after the port) for ``/_truth``. ``host``:
+    the address to serve on (``0.0.0.0``: every interface, for load workers on
+    other nodes); the control port is on the loopback.
 
     ``kernel_stamps``: also log ``recv_kernel``, the kernel's receive time of
     the segment that completed each request (:func:`_stamped_listener`),
@@ -251,10 +253,10 @@ async def serve(timing: Timing, port: int, ready: threading.Event | None = None,
     log = Log()
     loop = asyncio.get_running_loop()
     if kernel_stamps:
-        lsock = _stamped_listener(loop, port, lambda: _Conn(timing, log), reuse_port)
+        lsock = _stamped_listener(loop, port, lambda: _Conn(timing, log), reuse_port, host)
         bound = lsock.getsockname()[1]
     else:
-        server = await loop.create_server(lambda: _Conn(timing, log), "127.0.0.1", port, backlog=1024,
+        server = await loop.create_server(lambda: _Conn(timing, log), host, port, backlog=1024,
                                           reuse_port=reuse_port or None)
         bound = server.sockets[0].getsockname()[1]
     control = None
@@ -281,7 +283,7 @@ async def serve(timing: Timing, port: int, ready: threading.Event | None = None,
 
 
 def _stamped_listener(loop: asyncio.AbstractEventLoop, port: int, factory,
-                      reuse_port: bool = False) -> socket.socket:
+                      reuse_port: bool = False, host: str = "127.0.0.1") -> socket.socket:
     """Listen on ``port``; each accepted connection reads through a kernel-stamped transport.
 
     Only ``recv_kernel`` (when the request's last segment reached this
@@ -295,7 +297,7 @@ def _stamped_listener(loop: asyncio.AbstractEventLoop, port: int, factory,
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src"))
         from tokcaliper.load.stamped import StampedTransport, prepare_socket
 
-    lsock = socket.create_server(("127.0.0.1", port), backlog=1024, reuse_port=reuse_port)
+    lsock = socket.create_server((host, port), backlog=1024, reuse_port=reuse_port)
     lsock.setblocking(False)
 
     def accept() -> None:
@@ -333,6 +335,8 @@ class RefServer:
         processes: how many processes serve the one port (``--reuse-port``;
             1: a single process, no control port).
         cpus: CPUs to pin the processes to, in turn (overrides ``cpu``).
+        host: the address to serve on; ``base_url`` names it (``0.0.0.0`` is
+            served on every interface and named by this host's name).
 
     Use as a context manager; :meth:`truth` returns (and clears) the log, the
     processes' logs merged in order of arrival.
@@ -343,15 +347,17 @@ class RefServer:
 
     def __init__(self, timing: Timing, cpu: int | None = None, nice: int | None = None,
                  kernel_stamps: bool = False, processes: int = 1,
-                 cpus: list[int] | None = None) -> None:
+                 cpus: list[int] | None = None, host: str = "127.0.0.1") -> None:
         pins = cpus or ([cpu] if cpu is not None else [None])
         self.timing = timing
+        self.host = host
         self.procs: list = []
         self.controls: list[int] = []
         try:
             port = 0
             for i in range(processes):
-                proc, line = self._spawn(timing, port, pins[i % len(pins)], nice, kernel_stamps, processes > 1)
+                proc, line = self._spawn(timing, port, pins[i % len(pins)], nice, kernel_stamps, processes > 1,
+                                         host)
                 self.procs.append(proc)
                 parts = line.split()
                 port = int(parts[1])
@@ -365,10 +371,10 @@ class RefServer:
 
     @staticmethod
     def _spawn(timing: Timing, port: int, cpu: int | None, nice: int | None, kernel_stamps: bool,
-               reuse_port: bool):
+               reuse_port: bool, host: str):
         import subprocess
 
-        args = [sys.executable, os.path.abspath(__file__), "--port", str(port),
+        args = [sys.executable, os.path.abspath(__file__), "--port", str(port), "--host", host,
                 "--ttft-ms", str(timing.ttft_s * 1000),
                 "--itl-ms", str(timing.itl_s * 1000), "--tokens", str(timing.tokens),
                 "--token-text", timing.token_text]
@@ -392,13 +398,15 @@ class RefServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        host = socket.gethostname() if self.host == "0.0.0.0" else self.host
+        return f"http://{host}:{self.port}"
 
     def truth(self) -> list[dict]:
         """The log since the last call (then cleared on the server); of every process, by ``parsed``."""
         import urllib.request
 
-        urls = [f"http://127.0.0.1:{c}/_truth" for c in self.controls] or [self.base_url + "/_truth"]
+        urls = [f"http://127.0.0.1:{c}/_truth" for c in self.controls] or [
+            f"http://{'127.0.0.1' if self.host == '0.0.0.0' else self.host}:{self.port}/_truth"]
         out: list[dict] = []
         for i, url in enumerate(urls):
             with urllib.request.urlopen(url, timeout=30) as r:
@@ -426,6 +434,7 @@ class RefServer:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--host", default="127.0.0.1", help="address to serve on (0.0.0.0: every interface)")
     ap.add_argument("--ttft-ms", type=float, default=50.0)
     ap.add_argument("--itl-ms", type=float, default=5.0)
     ap.add_argument("--tokens", type=int, default=128)
@@ -450,7 +459,7 @@ def main() -> None:
     loop = asyncio.SelectorEventLoop(SpinSelector())
     asyncio.set_event_loop(loop)
     task = loop.create_task(serve(timing, a.port, announce=True, kernel_stamps=a.kernel_stamps,
-                                  reuse_port=a.reuse_port))
+                                  reuse_port=a.reuse_port, host=a.host))
 
     def watch_stdin() -> None:
         sys.stdin.read()
