@@ -21,7 +21,7 @@ def _run(layout: str, c: int, ttft_ms: float, tok_s: float) -> dict:
 
 def test_targets_are_1_ms_to_64_streams_then_twice_the_single_process_floor_at_256():
     runs = [_run("1p", 64, 0.5, 12_800), _run("1p", 256, 1.5, 51_000), _run("1p", 1024, 9.0, 80_000),
-            _run("2w", 64, 0.9, 12_800), _run("2w", 256, 2.5, 51_000), _run("2w", 1024, 2.9, 200_000),
+            _run("2w", 64, 0.9, 12_800), _run("2w", 256, 2.5, 51_000), _run("2w", 1024, 2.8, 200_000),
             _run("4w", 64, 1.2, 12_800), _run("4w", 256, 3.1, 51_000)]
     table = scale_out.summarise(runs)
     rows = {(r["layout"], r["c"]): r for r in table["rows"]}
@@ -32,6 +32,9 @@ def test_targets_are_1_ms_to_64_streams_then_twice_the_single_process_floor_at_2
         False, True, False, False]
     assert table["largest_sustained_tok_s"] == {"1p": 51_000, "2w": 200_000, "4w": None}
     assert scale_out.target_ms(256, {}) is None  # no single-process floor: no verdict
+    # Within the target only when the whole CI is; the mean alone is undecided.
+    assert [scale_out.verdict(0.8, 0.1, 1.0), scale_out.verdict(0.95, 0.1, 1.0), scale_out.verdict(1.1, 0.0, 1.0),
+            scale_out.verdict(0.1, 0.0, None)] == ["yes", "~", "no", "no"]
 
 
 def test_one_run_cells_carry_the_runs_own_ci_and_the_table_fits_100_columns():
