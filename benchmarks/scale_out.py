@@ -152,7 +152,8 @@ def run_one(layout: str, srv: RefServer, c: int, n: int, salt: str, pools: dict[
             "ttft_err_ms": ttft * 1e3, "ttft_err_ci_ms": None if ttft_ci is None else ttft_ci * 1e3,
             "itl_err_us": itl * 1e6, "itl_err_ci_us": None if itl_ci is None else itl_ci * 1e6,
             "tput_err_pct": (m.aggregate_output_tok_s / truth_tok_s - 1) * 100,
-            "cpu_s_per_1k_tok": cpu_s / (n_tok / 1000), "loop_cpu_s_per_1k_tok": (m.client.cpu_s or 0.0) / (n_tok / 1000),
+            "cpu_s_per_1k_tok": cpu_s / (n_tok / 1000),
+            "loop_cpu_s_per_1k_tok": (m.client.cpu_s or 0.0) / (n_tok / 1000),
             "truth_tok_s": truth_tok_s, "lag_p99_ms": lag * 1e3, "client_limited": m.client.client_limited,
             "server_late_p99_ms": late[int(0.99 * (len(late) - 1))] * 1e3 if late else None,
             "server_processes": len({e["process"] for e in log})}
@@ -281,7 +282,8 @@ def main() -> None:
                             continue
                         runs.append(run_one(layout, srv, c, a.waves * c, f"so{rep}.{layout}.{c}", pools, a))
                         r = runs[-1]
-                        print(f"  {layout} C={c} rep {rep + 1}: TTFT err {_pm(r['ttft_err_ms'], r['ttft_err_ci_ms'], 0)}"
+                        err = _pm(r["ttft_err_ms"], r["ttft_err_ci_ms"], 0)
+                        print(f"  {layout} C={c} rep {rep + 1}: TTFT err {err}"
                               f" ms, {r['requests']} ok, {r['failed']} failed, {r['unpaired']} unpaired",
                               file=sys.stderr)
     finally:

@@ -56,8 +56,8 @@ from tokcaliper.load.prompts import Messages
 from tokcaliper.model.run import ClientHealth, ClockOffset, LoadConfig, RequestRecord, WorkerHealth, WorkerHost
 from tokcaliper.model.telemetry import TelemetrySummary
 
-__all__ = ["BATCH", "CONNECT_TIMEOUT_S", "OFFSET_SAMPLES", "SAMPLER_LEAD_S", "START_MARGIN_S", "HostSampler", "HostWatch",
-           "WorkerPool", "estimate_offset", "import_ray",
+__all__ = ["BATCH", "CONNECT_TIMEOUT_S", "OFFSET_SAMPLES", "SAMPLER_LEAD_S", "START_MARGIN_S", "HostSampler",
+           "HostWatch", "WorkerPool", "estimate_offset", "import_ray",
            "merge_health", "plan_shares", "reachable", "run_phase", "shutdown", "split_concurrency", "split_count", "split_schedule",
            "to_driver_timeline", "worker_pool"]
 
