@@ -22,12 +22,21 @@ Endpoints: ``POST /v1/chat/completions`` and ``/v1/completions`` (streamed or
 not), ``GET /v1/models``, ``GET /health``, ``GET /_truth`` (the log since the
 last call, as JSON, then cleared).
 
+Several processes (so that the server is not the limit of a benchmark's client,
+benchmarks/scale_out.py): ``--reuse-port`` binds the port with ``SO_REUSEPORT``,
+so N processes started on one port share its connections (the kernel deals each
+new connection to one of them by a hash of its addresses); each also listens on
+a control port of its own for ``/_truth`` (a ``/_truth`` on the shared port would
+reach one process at random). :class:`RefServer` with ``processes=N`` starts and
+merges them; their truths share the host's monotonic clock.
+
 Keep-alive: ``--close-after-stream`` imitates llama-server: it answers a
 streamed request with ``Keep-Alive: timeout=5, max=100`` and closes the
 connection after the response anyway.
 
-Run: ``python tests/load/reference_server.py --port 0 [--cpu 1] [--nice -5]``;
-it prints ``PORT <n>`` on stdout when ready and stops when stdin closes.
+Run: ``python tests/load/reference_server.py --port 0 [--cpu 1] [--nice -5] [--reuse-port]``;
+it prints ``PORT <n>`` (with ``--reuse-port``: ``PORT <n> <control port>``) on
+stdout when ready and stops when stdin closes.
 """
 
 from __future__ import annotations
@@ -226,8 +235,15 @@ class _Conn(asyncio.Protocol):
 
 
 async def serve(timing: Timing, port: int, ready: threading.Event | None = None,
-                holder: dict | None = None, announce: bool = False, kernel_stamps: bool = False) -> None:
+                holder: dict | None = None, announce: bool = False, kernel_stamps: bool = False,
+                reuse_port: bool = False, host: str = "127.0.0.1") -> None:
     """Serve until cancelled; ``holder['port']`` / ``holder['log']`` are set when listening.
+
+    ``reuse_port``: bind ``port`` with ``SO_REUSEPORT`` (other processes may serve
+    it too) and also serve a control port of this process's own
+    (``holder['control']``, announced after the port) for ``/_truth``. ``host``:
+    the address to serve on (``0.0.0.0``: every interface, for load workers on
+    other nodes); the control port is on the loopback.
 
     ``kernel_stamps``: also log ``recv_kernel``, the kernel's receive time of
     the segment that completed each request (:func:`_stamped_listener`),
@@ -237,18 +253,24 @@ async def serve(timing: Timing, port: int, ready: threading.Event | None = None,
     log = Log()
     loop = asyncio.get_running_loop()
     if kernel_stamps:
-        lsock = _stamped_listener(loop, port, lambda: _Conn(timing, log))
+        lsock = _stamped_listener(loop, port, lambda: _Conn(timing, log), reuse_port, host)
         bound = lsock.getsockname()[1]
     else:
-        server = await loop.create_server(lambda: _Conn(timing, log), "127.0.0.1", port, backlog=1024)
+        server = await loop.create_server(lambda: _Conn(timing, log), host, port, backlog=1024,
+                                          reuse_port=reuse_port or None)
         bound = server.sockets[0].getsockname()[1]
+    control = None
+    if reuse_port:
+        ctl = await loop.create_server(lambda: _Conn(timing, log), "127.0.0.1", 0)
+        control = ctl.sockets[0].getsockname()[1]
     if holder is not None:
         holder["port"] = bound
         holder["log"] = log
+        holder["control"] = control
     if ready is not None:
         ready.set()
     if announce:
-        print(f"PORT {bound}", flush=True)
+        print(f"PORT {bound}" + (f" {control}" if control else ""), flush=True)
     if kernel_stamps:
         try:
             await asyncio.Event().wait()
@@ -260,7 +282,8 @@ async def serve(timing: Timing, port: int, ready: threading.Event | None = None,
             await asyncio.Event().wait()
 
 
-def _stamped_listener(loop: asyncio.AbstractEventLoop, port: int, factory) -> socket.socket:
+def _stamped_listener(loop: asyncio.AbstractEventLoop, port: int, factory,
+                      reuse_port: bool = False, host: str = "127.0.0.1") -> socket.socket:
     """Listen on ``port``; each accepted connection reads through a kernel-stamped transport.
 
     Only ``recv_kernel`` (when the request's last segment reached this
@@ -274,7 +297,7 @@ def _stamped_listener(loop: asyncio.AbstractEventLoop, port: int, factory) -> so
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src"))
         from tokcaliper.load.stamped import StampedTransport, prepare_socket
 
-    lsock = socket.create_server(("127.0.0.1", port), backlog=1024)
+    lsock = socket.create_server((host, port), backlog=1024, reuse_port=reuse_port)
     lsock.setblocking(False)
 
     def accept() -> None:
@@ -301,59 +324,105 @@ def emission_errors(entries: list[dict], timing: Timing) -> list[float]:
 
 
 class RefServer:
-    """Run this server in a child process (pinned, prioritised) for a test or a benchmark.
+    """Run this server in child processes (pinned, prioritised) for a test or a benchmark.
 
     Args:
         timing: the schedule.
-        cpu: CPU to pin the server to (None: no pinning).
+        cpu: CPU to pin the server to (None: no pinning); with several
+            processes, process i is pinned to ``cpus[i % len(cpus)]``.
         nice: niceness to set (negative raises priority; needs root).
         kernel_stamps: log ``recv_kernel`` too (see :func:`serve`).
+        processes: how many processes serve the one port (``--reuse-port``;
+            1: a single process, no control port).
+        cpus: CPUs to pin the processes to, in turn (overrides ``cpu``).
+        host: the address to serve on; ``base_url`` names it (``0.0.0.0`` is
+            served on every interface and named by this host's name).
 
-    Use as a context manager; :meth:`truth` returns (and clears) the log.
+    Use as a context manager; :meth:`truth` returns (and clears) the log, the
+    processes' logs merged in order of arrival.
+
+    Raises:
+        RuntimeError: a process did not start.
     """
 
     def __init__(self, timing: Timing, cpu: int | None = None, nice: int | None = None,
-                 kernel_stamps: bool = False) -> None:
+                 kernel_stamps: bool = False, processes: int = 1,
+                 cpus: list[int] | None = None, host: str = "127.0.0.1") -> None:
+        pins = cpus or ([cpu] if cpu is not None else [None])
+        self.timing = timing
+        self.host = host
+        self.procs: list = []
+        self.controls: list[int] = []
+        try:
+            port = 0
+            for i in range(processes):
+                proc, line = self._spawn(timing, port, pins[i % len(pins)], nice, kernel_stamps, processes > 1,
+                                         host)
+                self.procs.append(proc)
+                parts = line.split()
+                port = int(parts[1])
+                if processes > 1:
+                    self.controls.append(int(parts[2]))
+        except BaseException:
+            self.close()
+            raise
+        self.port = port
+        self.proc = self.procs[0]
+
+    @staticmethod
+    def _spawn(timing: Timing, port: int, cpu: int | None, nice: int | None, kernel_stamps: bool,
+               reuse_port: bool, host: str):
         import subprocess
 
-        args = [sys.executable, os.path.abspath(__file__), "--ttft-ms", str(timing.ttft_s * 1000),
+        args = [sys.executable, os.path.abspath(__file__), "--port", str(port), "--host", host,
+                "--ttft-ms", str(timing.ttft_s * 1000),
                 "--itl-ms", str(timing.itl_s * 1000), "--tokens", str(timing.tokens),
                 "--token-text", timing.token_text]
         if timing.close_after_stream:
             args.append("--close-after-stream")
         if kernel_stamps:
             args.append("--kernel-stamps")
+        if reuse_port:
+            args.append("--reuse-port")
         if cpu is not None:
             args += ["--cpu", str(cpu)]
         if nice is not None:
             args += ["--nice", str(nice)]
-        self.timing = timing
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()  # type: ignore[union-attr]
+        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = proc.stdout.readline()  # type: ignore[union-attr]
         if not line.startswith("PORT "):
-            self.proc.kill()
+            proc.kill()
+            proc.wait()
             raise RuntimeError(f"reference server did not start: {line!r}")
-        self.port = int(line.split()[1])
+        return proc, line
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        host = socket.gethostname() if self.host == "0.0.0.0" else self.host
+        return f"http://{host}:{self.port}"
 
     def truth(self) -> list[dict]:
-        """The log since the last call (then cleared on the server)."""
+        """The log since the last call (then cleared on the server); of every process, by ``parsed``."""
         import urllib.request
 
-        with urllib.request.urlopen(self.base_url + "/_truth", timeout=30) as r:
-            return json.loads(r.read())
+        urls = [f"http://127.0.0.1:{c}/_truth" for c in self.controls] or [
+            f"http://{'127.0.0.1' if self.host == '0.0.0.0' else self.host}:{self.port}/_truth"]
+        out: list[dict] = []
+        for i, url in enumerate(urls):
+            with urllib.request.urlopen(url, timeout=30) as r:
+                out.extend(dict(e, process=i) for e in json.loads(r.read()))
+        return sorted(out, key=lambda e: e["parsed"])
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.stdin.close()  # type: ignore[union-attr]
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.stdin.close()  # type: ignore[union-attr]
+        for proc in self.procs:
             try:
-                self.proc.wait(5)
+                proc.wait(5)
             except Exception:
-                self.proc.kill()
-                self.proc.wait()
+                proc.kill()
+                proc.wait()
 
     def __enter__(self) -> RefServer:
         return self
@@ -365,6 +434,7 @@ class RefServer:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--host", default="127.0.0.1", help="address to serve on (0.0.0.0: every interface)")
     ap.add_argument("--ttft-ms", type=float, default=50.0)
     ap.add_argument("--itl-ms", type=float, default=5.0)
     ap.add_argument("--tokens", type=int, default=128)
@@ -372,6 +442,9 @@ def main() -> None:
     ap.add_argument("--kernel-stamps", action="store_true",
                     help="also log each request's kernel receive time (recv_kernel)")
     ap.add_argument("--token-text", default=" tok")
+    ap.add_argument("--reuse-port", action="store_true",
+                    help="bind the port with SO_REUSEPORT (several processes share it) and "
+                         "serve /_truth on a control port of this process's own")
     ap.add_argument("--cpu", type=int, default=None, help="pin to this CPU")
     ap.add_argument("--nice", type=int, default=None, help="set this niceness (negative needs root)")
     a = ap.parse_args()
@@ -385,7 +458,8 @@ def main() -> None:
     timing = Timing(a.ttft_ms / 1000, a.itl_ms / 1000, a.tokens, a.close_after_stream, a.token_text)
     loop = asyncio.SelectorEventLoop(SpinSelector())
     asyncio.set_event_loop(loop)
-    task = loop.create_task(serve(timing, a.port, announce=True, kernel_stamps=a.kernel_stamps))
+    task = loop.create_task(serve(timing, a.port, announce=True, kernel_stamps=a.kernel_stamps,
+                                  reuse_port=a.reuse_port, host=a.host))
 
     def watch_stdin() -> None:
         sys.stdin.read()

@@ -107,3 +107,21 @@ def test_keep_alive_is_learned_per_server(closes):
         assert r.connected_s <= r.start_s and r.connect_s > 0
         # The first wave goes out on connections opened before the clock.
         assert r.connection_reused is (not closes and r.index >= 4 + 4)
+
+
+def test_several_server_processes_share_one_port_and_their_truths_merge():
+    # benchmarks/scale_out.py runs the server as several processes so that it is not the limit.
+    fast = Timing(ttft_s=0.005, itl_s=0.001, tokens=4)
+    with RefServer(fast, processes=2) as srv:
+        assert len(srv.procs) == 2 and len(set(srv.controls)) == 2 and srv.port not in srv.controls
+        cfg = LoadConfig(base_url=srv.base_url, concurrency=32, requests=64, max_tokens=4, prompt_salt="m")
+        records = run_phase(cfg, builtin_prompts())
+        truth = srv.truth()
+        assert srv.truth() == []  # each process's log was taken and cleared
+    assert all(r.ok for r in records)
+    assert sorted(e["tag"] for e in truth) == sorted(f"m.{i}" for i in range(64))  # each request once
+    # 32 connections dealt by a hash of their ports: both processes served (all on one: p = 2^-31).
+    served = {p: sum(1 for e in truth if e["process"] == p) for p in (0, 1)}
+    assert min(served.values()) > 0, served
+    assert [e["parsed"] for e in truth] == sorted(e["parsed"] for e in truth)  # one clock, merged in order
+    assert all(len(e["written"]) == 4 for e in truth)

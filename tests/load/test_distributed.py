@@ -5,9 +5,12 @@ The Ray-backed tests (a local cluster, a real server) are in test_ray.py.
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
+import threading
+from time import perf_counter
 
 import pytest
 
@@ -15,11 +18,13 @@ from tokcaliper.errors import InputError
 from tokcaliper.experiment.spec import LoadSpec
 from tokcaliper.load.arrivals import arrival_offsets
 from tokcaliper.load.distributed import (
-    estimate_offset, import_ray, merge_health, plan_shares, split_concurrency, split_count,
-    split_schedule, to_driver_timeline)
+    SAMPLER_LEAD_S, HostWatch, estimate_offset, import_ray, merge_health, plan_shares, split_concurrency,
+    split_count, split_schedule, to_driver_timeline)
 from tokcaliper.load.driver import _seed
 from tokcaliper.load.summary import judge_client
-from tokcaliper.model.run import ClientHealth, LoadConfig, Percentiles, RequestRecord, WorkerHealth
+from tokcaliper.model.run import ClientHealth, LoadConfig, Percentiles, RequestRecord, WorkerHealth, WorkerHost
+from tokcaliper.model.telemetry import DeviceSummary, TelemetrySummary
+from tokcaliper.report.run_view import worker_host_lines
 
 
 def test_closed_loop_split_covers_every_stream_and_request_once():
@@ -110,3 +115,63 @@ def test_the_single_process_path_does_not_import_ray():
             "tokcaliper.load.driver, tokcaliper.load.distributed; "
             "assert 'ray' not in sys.modules, 'ray imported'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+class FakeSampler:
+    """Records when it was started and stopped; its summary says one client device."""
+
+    def __init__(self) -> None:
+        self.started_at: float | None = None
+        self.stopped = False
+        self.up = threading.Event()
+
+    def start(self) -> None:
+        self.started_at = perf_counter()
+        self.up.set()
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def summary(self) -> TelemetrySummary:
+        return TelemetrySummary(interval_s=0.1, ticks=3, duration_s=0.2, devices=[
+            DeviceSummary(device="client", kind="process", cpu_share_mean=0.25, cpu_share_max=0.5)])
+
+
+def test_a_workers_host_is_sampled_from_just_before_the_common_start_to_its_end():
+    fake = FakeSampler()
+    start_at = perf_counter() + 0.3
+    watch = HostWatch(lambda: fake, start_at)
+    assert fake.started_at is None  # not while the worker builds its requests
+    assert fake.up.wait(5)
+    host = watch.finish()
+    assert fake.started_at >= start_at - SAMPLER_LEAD_S - 0.002 and fake.stopped
+    assert host.telemetry.devices[0].cpu_share_mean == 0.25 and host.error is None
+    assert host.cpus == os.cpu_count() and len(host.load_average_end) == 3
+    assert host.load_average_start is not None
+
+
+def test_a_failing_or_unstarted_host_sampler_never_stops_the_load():
+    def broken() -> FakeSampler:
+        raise OSError("no /proc")
+
+    host = HostWatch(broken, perf_counter()).finish()
+    assert host.telemetry is None and host.error == "no host sampler: OSError: no /proc"
+    late = FakeSampler()
+    host = HostWatch(lambda: late, perf_counter() + 60).finish()  # the phase ended first
+    assert late.started_at is None and host.telemetry is None and "before its common start" in host.error
+
+
+def test_show_gives_each_workers_own_host_within_100_columns():
+    t = TelemetrySummary(interval_s=0.1, ticks=34, duration_s=3.4, foreign_cpu_cores_mean=0.82, devices=[
+        DeviceSummary(device="cpu", kind="cpu", utilization_mean_pct=95.3, steal_share=0.012),
+        DeviceSummary(device="client", kind="process", cpu_share_mean=0.31, cpu_share_max=0.4)])
+    w = WorkerHealth(worker=1, host="node-b", host_telemetry=WorkerHost(
+        hostname="node-b.internal", cpus=64, load_average_start=(1.31, 1.0, 0.5),
+        load_average_end=(1.52, 1.1, 0.5), telemetry=t))
+    lines = worker_host_lines(w)
+    assert lines == ["worker 2 on node-b.internal (64 CPUs): load average 1.31 → 1.52 (1 min); "
+                     "34 samples over 3.40 s",
+                     "  host CPU 95.3 % busy, steal 1.20 %; this worker 0.310 cores (max 0.400); others 0.820 cores"]
+    assert all(len("    " + x) <= 100 for x in lines)
+    assert worker_host_lines(WorkerHealth(worker=0, error="ActorDiedError: x")) == [
+        "worker 1: host not sampled (ActorDiedError: x)"]

@@ -8,6 +8,7 @@ Skipped with the reason when Ray (the ``tokcaliper[ray]`` extra) is not installe
 
 from __future__ import annotations
 
+import os
 import statistics
 import threading
 import time
@@ -16,7 +17,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray not installed (pip install 'tokcaliper[ray]')")
 
-from tokcaliper.experiment.runner import RunPlace, RunSetup, measure_run  # noqa: E402
+from tokcaliper.experiment.runner import RunPlace, RunSetup, measure_run, worker_host_sampler  # noqa: E402
 from tokcaliper.load import distributed  # noqa: E402
 from tokcaliper.load.arrivals import arrival_offsets  # noqa: E402
 from tokcaliper.load.monitor import DISPATCH_BOUND_S, LAG_BOUND_S, PROBE_INTERVAL_S  # noqa: E402
@@ -54,9 +55,18 @@ def test_open_loop_split_over_two_workers_follows_the_schedule(pool):
                      arrival="poisson", arrival_seed=7, workers=2)
     with RefServer(FAST, nice=-5) as srv:
         phase = distributed.run_phase(cfg.model_copy(update={"base_url": srv.base_url}), builtin_prompts(),
-                                      pool=pool)
+                                      pool=pool, host_sampler=worker_host_sampler)
     m = summarize(phase, client=phase.client, arrivals=phase.arrivals)
     assert m.completed == 200 and phase.invalid_reason is None
+    # Each worker sampled its own host over its phase (not its set-up): the process is the worker.
+    last = arrival_offsets(100.0, "poisson", count=200, seed=7)[-1]
+    for w in m.client.workers:
+        h = w.host_telemetry
+        assert h.error is None and w.pid != os.getpid()
+        assert f"pid {w.pid}" in h.device("client").name, h.device("client").name
+        assert h.device("client").cpu_share_mean > 0 and h.device("cpu").utilization_mean_pct is not None
+        assert last - 0.1 <= h.telemetry.duration_s <= last + distributed.SAMPLER_LEAD_S + 1.0, \
+            (h.telemetry.duration_s, last)
     assert [r.index for r in phase] == list(range(200))
     # The union's schedule is the one process's, on the driver's clock within the offset bounds.
     want = arrival_offsets(100.0, "poisson", count=200, seed=7)
@@ -84,7 +94,7 @@ def test_killing_one_worker_mid_run_gives_an_invalid_run_with_the_others_records
             killer = threading.Timer(distributed.START_MARGIN_S + 0.6, ray.kill, args=(own.actors[1],))
             t0 = time.monotonic()
             killer.start()
-            run, _ = measure_run(RunSetup(load=cfg, prompts=builtin_prompts()),
+            run, _ = measure_run(RunSetup(load=cfg, prompts=builtin_prompts(), telemetry=worker_host_sampler),
                                  RunPlace(session="k", arm="a", repetition=0, position=0), store)
             took = time.monotonic() - t0
             stored = store.get_run(run.id)
@@ -97,6 +107,9 @@ def test_killing_one_worker_mid_run_gives_an_invalid_run_with_the_others_records
     assert kept == list(range(20))  # worker 1's block, each once
     w = stored.metrics.client.workers
     assert w[0].requests == 20 and w[1].requests == 0 and w[1].error
+    # The survivor's own host telemetry is stored with the run (the dead one has none).
+    assert w[0].host_telemetry.telemetry.devices[0].device == "cpu" and w[0].host_telemetry.error is None
+    assert w[0].host_telemetry.hostname == w[0].host and w[1].host_telemetry is None
 
 
 @pytest.mark.server

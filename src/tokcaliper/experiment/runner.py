@@ -15,7 +15,8 @@ import uuid
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from tokcaliper import __version__
 from tokcaliper.errors import Interrupted, ServerError
@@ -35,6 +36,9 @@ from tokcaliper.processes import listening_pid
 from tokcaliper.servers.served import read_served
 from tokcaliper.store import Store
 
+if TYPE_CHECKING:
+    from tokcaliper.telemetry import TelemetrySampler
+
 
 class Telemetry(Protocol):
     """What the runner needs from a telemetry sampler (e.g.
@@ -48,6 +52,20 @@ class Telemetry(Protocol):
     def __exit__(self, *exc: object) -> Any: ...
 
     def summary(self) -> TelemetrySummary: ...
+
+
+def worker_host_sampler(interval_s: float = 0.1) -> TelemetrySampler:
+    """The sampler of a load worker's own host, made in the worker process (issue 23 item 3).
+
+    Host CPU (utilisation, steal; ``/proc/stat``) and the worker process itself
+    (``/proc/self/stat``) every ``interval_s`` seconds (the run's own sampler's
+    interval; default 0.1 s = 10 Hz); no GPU back-end: the driver's sampler
+    reads the server's devices. Ray sends this function to the workers by name
+    (:func:`tokcaliper.load.distributed.run_phase`).
+    """
+    from tokcaliper.telemetry import CpuBackend, ProcessBackend, TelemetrySampler
+
+    return TelemetrySampler(interval_s=interval_s, backends=[CpuBackend(), ProcessBackend(role="client")])
 
 
 @dataclass(kw_only=True)
@@ -333,7 +351,10 @@ def measure_run(
             if load.workers > 1:  # spread over Ray workers (Ray imported only then)
                 from tokcaliper.load import distributed
 
-                phase = distributed.run_phase(load, setup.prompts, on_request=on_request)
+                interval = getattr(sampler, "interval_s", None)  # the workers sample as often as the driver
+                host = None if setup.telemetry is None else (
+                    partial(worker_host_sampler, interval) if interval else worker_host_sampler)
+                phase = distributed.run_phase(load, setup.prompts, on_request=on_request, host_sampler=host)
             else:
                 phase = run_phase(load, setup.prompts, on_request=on_request, synth=synth, prepared=prepared,
                                   prefixes=prefixes)

@@ -26,6 +26,11 @@ driver merges their raw records onto its own timeline:
   run's client figures are their union (:func:`merge_health`), so one worker
   over a bound marks the run client-limited. Kernel receive stamps stay per
   worker (each stamps its own sockets).
+* **host telemetry** — each worker samples its own host (host CPU, steal, its own
+  process; :class:`HostWatch` around its phase, with a sampler the caller hands
+  in: this layer does not import the telemetry package) and ships the summary
+  back (:class:`~tokcaliper.model.run.WorkerHost`), stored per worker: on a
+  remote node the driver's host telemetry says nothing about the worker's machine.
 * **faults** — a worker that dies makes the phase invalid with the reason
   (``Phase.invalid_reason``); the other workers' records are kept. A cluster
   that cannot be reached is a :class:`~tokcaliper.errors.ServerError` (exit 3).
@@ -39,17 +44,20 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from time import perf_counter
-from typing import Any
+from typing import Any, Protocol
 
 from tokcaliper.errors import InputError, ServerError
 from tokcaliper.load.arrivals import arrival_offsets, arrival_stats
 from tokcaliper.load.driver import OnRequest, Phase, PhaseAborted, Share, _seed
 from tokcaliper.load.prompts import Messages
-from tokcaliper.model.run import ClientHealth, ClockOffset, LoadConfig, RequestRecord, WorkerHealth
+from tokcaliper.model.run import ClientHealth, ClockOffset, LoadConfig, RequestRecord, WorkerHealth, WorkerHost
+from tokcaliper.model.telemetry import TelemetrySummary
 
-__all__ = ["BATCH", "CONNECT_TIMEOUT_S", "OFFSET_SAMPLES", "START_MARGIN_S", "WorkerPool", "estimate_offset", "import_ray",
+__all__ = ["BATCH", "CONNECT_TIMEOUT_S", "OFFSET_SAMPLES", "SAMPLER_LEAD_S", "START_MARGIN_S", "HostSampler",
+           "HostWatch", "WorkerPool", "estimate_offset", "import_ray",
            "merge_health", "plan_shares", "reachable", "run_phase", "shutdown", "split_concurrency", "split_count", "split_schedule",
            "to_driver_timeline", "worker_pool"]
 
@@ -61,6 +69,9 @@ OFFSET_SAMPLES = 16
 #: The common start is this long after the driver hands out the shares, s:
 #: time for every worker to build its requests and open its connections.
 START_MARGIN_S = 1.0
+#: A worker's host sampler starts this long before the common start, s: its first
+#: tick (opening /proc, psutil, RAPL) is then done when the load begins.
+SAMPLER_LEAD_S = 0.1
 #: The fields of :class:`RequestRecord` that are instants on the run's clock
 #: (moved by a worker's offset); the rest are durations.
 INSTANTS = ("start_s", "scheduled_s", "connected_s", "written_s", "headers_s", "first_byte_s",
@@ -196,6 +207,84 @@ def merge_health(workers: Sequence[WorkerHealth]) -> ClientHealth:
     )
 
 
+# --- a worker's own host -------------------------------------------------------------------
+
+
+class HostSampler(Protocol):
+    """What a worker needs from a host sampler (e.g. :class:`tokcaliper.telemetry.TelemetrySampler`)."""
+
+    def start(self) -> Any: ...
+
+    def stop(self) -> None: ...
+
+    def summary(self) -> TelemetrySummary: ...
+
+
+def _loadavg() -> tuple[float, float, float] | None:
+    try:
+        a, b, c = os.getloadavg()
+    except OSError:  # not available on this OS
+        return None
+    return (a, b, c)
+
+
+def _why(e: BaseException) -> str:
+    return f"{type(e).__name__}: {' '.join(str(e).split())[:160]}"
+
+
+class HostWatch:
+    """This process's host sampled from :data:`SAMPLER_LEAD_S` before ``start_at`` until :meth:`finish`.
+
+    Runs in a load worker around its phase: a timer thread starts the sampler
+    made by ``factory`` shortly before the common start (``start_at``, on
+    ``time.perf_counter``), so the window is the phase, not the time the
+    worker spends building its requests. Host name, CPU count and the load
+    average (``os.getloadavg``, at the sampler's start and at the end) are
+    read here.
+
+    Raises:
+        Nothing: a sampler that fails leaves ``WorkerHost.telemetry`` None with
+        the reason in ``WorkerHost.error``; the load is never stopped by it.
+    """
+
+    def __init__(self, factory: Callable[[], HostSampler], start_at: float) -> None:
+        self.host = WorkerHost(hostname=socket.gethostname(), cpus=os.cpu_count())
+        self.sampler: HostSampler | None = None
+        self.started = False
+        try:
+            self.sampler = factory()
+        except Exception as e:
+            self.host.error = f"no host sampler: {_why(e)}"
+        self.timer = threading.Timer(max(0.0, start_at - SAMPLER_LEAD_S - perf_counter()), self._start)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _start(self) -> None:
+        self.host.load_average_start = _loadavg()
+        if self.sampler is None:
+            return
+        try:
+            self.sampler.start()
+            self.started = True
+        except Exception as e:
+            self.host.error = f"host sampler did not start: {_why(e)}"
+
+    def finish(self) -> WorkerHost:
+        """Stop sampling; the host's figures over the phase."""
+        self.timer.cancel()
+        self.timer.join()
+        if self.started:
+            try:
+                self.sampler.stop()  # type: ignore[union-attr]
+                self.host.telemetry = self.sampler.summary()  # type: ignore[union-attr]
+            except Exception as e:
+                self.host.error = f"host sampler failed: {_why(e)}"
+        elif self.host.error is None:
+            self.host.error = "the phase ended before its common start: nothing sampled"
+        self.host.load_average_end = _loadavg()
+        return self.host
+
+
 # --- the workers (Ray) -----------------------------------------------------------------------
 
 
@@ -221,12 +310,17 @@ class _Worker:
                 "pid": os.getpid()}
 
     def run(self, cfg: LoadConfig, prompts: list[Messages], share: Share,
-            start_on_worker_clock: float) -> dict[str, Any]:
+            start_on_worker_clock: float,
+            host_sampler: Callable[[], HostSampler] | None = None) -> dict[str, Any]:
         """Run this worker's share; keep the records here for :meth:`records`.
 
-        Returns: ``{"n", "start", "client", "aborted"}``: records kept, the phase
-        clock's start on this worker's clock, its own figures, and the reason
-        if the server stopped answering (its records up to then are kept).
+        ``host_sampler``: a factory, called here, of the sampler of this worker's
+        host (:class:`HostWatch`); None: the host is not sampled.
+
+        Returns: ``{"n", "start", "late", "client", "aborted", "host"}``: records
+        kept, the phase clock's start on this worker's clock, how late it
+        started, its own figures, the reason if the server stopped answering
+        (its records up to then are kept), its host (:class:`WorkerHost` or None).
         """
         import asyncio
 
@@ -234,16 +328,19 @@ class _Worker:
 
         share = Share(count=share.count, positions=share.positions, offsets=share.offsets,
                       start_at=start_on_worker_clock - self.skew_s)
+        watch = None if host_sampler is None else HostWatch(host_sampler, share.start_at)  # type: ignore[arg-type]
         aborted = None
         try:
             self.phase = asyncio.run(run_phase_async(cfg, prompts, share=share))
         except PhaseAborted as e:
             self.phase, aborted = Phase(e.records), str(e)
             self.phase.run_start = share.start_at
+        finally:
+            host = None if watch is None else watch.finish()
         assert self.phase.run_start is not None
         return {"n": len(self.phase), "start": self.phase.run_start + self.skew_s,
                 "late": max(0.0, self.phase.start_late_s), "client": self.phase.client,
-                "aborted": aborted}
+                "aborted": aborted, "host": host}
 
     def records(self, lo: int, hi: int) -> list[RequestRecord]:
         """Kept records ``lo … hi−1`` (one batch)."""
@@ -393,7 +490,8 @@ def plan_shares(cfg: LoadConfig, workers: int) -> tuple[list[int], list[Share]]:
 
 
 def run_phase(cfg: LoadConfig, prompts: list[Messages], *, on_request: OnRequest | None = None,
-              pool: WorkerPool | None = None, **_ignored: Any) -> Phase:
+              pool: WorkerPool | None = None, host_sampler: Callable[[], HostSampler] | None = None,
+              **_ignored: Any) -> Phase:
     """The measured phase of ``cfg`` over ``cfg.workers`` Ray workers, merged (see the module).
 
     Same contract as :func:`tokcaliper.load.driver.run_phase`: records in
@@ -401,7 +499,10 @@ def run_phase(cfg: LoadConfig, prompts: list[Messages], *, on_request: OnRequest
     the client's figures (the union, with each worker's), open-loop arrival
     statistics over the union. ``on_request`` is called per record once the
     records are back (no progress mid-run). A dead worker sets
-    ``invalid_reason``; the others' records are kept.
+    ``invalid_reason``; the others' records are kept. ``host_sampler``: a
+    factory each worker calls to sample its own host during its phase (Ray
+    pickles it; a module-level function travels by name), stored as
+    ``WorkerHealth.host_telemetry``; None: no worker samples its host.
 
     Raises:
         PhaseAborted: the server stopped answering (every worker's records so far kept).
@@ -419,7 +520,8 @@ def run_phase(cfg: LoadConfig, prompts: list[Messages], *, on_request: OnRequest
         if j in dead:
             continue
         wcfg = cfg.model_copy(update={"concurrency": conc[j], "requests": share.count, "workers": 1})
-        refs[a.run.remote(wcfg, prompts, share, start + before[j].offset_s)] = j  # type: ignore[union-attr]
+        refs[a.run.remote(wcfg, prompts, share, start + before[j].offset_s,  # type: ignore[union-attr]
+                          host_sampler)] = j
     results: dict[int, dict[str, Any]] = {}
     pending = list(refs)
     try:
@@ -459,6 +561,7 @@ def run_phase(cfg: LoadConfig, prompts: list[Messages], *, on_request: OnRequest
             merged.extend(recs)
             h = h.model_copy(update={"client": None if res["client"] is None else _judged(res["client"], recs),
                                      "start_late_s": res["late"], "requests": len(recs),
+                                     "host_telemetry": res.get("host"),
                                      "failed": sum(1 for r in recs if not r.ok)})
             if res["aborted"]:
                 aborted.append(res["aborted"])

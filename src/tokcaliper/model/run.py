@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, computed_field
 
 from tokcaliper.model.served import ServedModel
-from tokcaliper.model.telemetry import HostInfo, TelemetrySummary
+from tokcaliper.model.telemetry import DeviceSummary, HostInfo, TelemetrySummary
 from tokcaliper.model.timestamps import UtcTimestamp
 
 
@@ -400,6 +400,43 @@ class ClockOffset(BaseModel):
     samples: int
 
 
+class WorkerHost(BaseModel):
+    """A load worker's own host during its share of a run (issue 23 item 3).
+
+    On a remote node the driver's host telemetry says nothing about the worker's
+    machine, so each worker samples its own host with the telemetry sampler
+    (:class:`tokcaliper.telemetry.TelemetrySampler`: host CPU from ``/proc/stat``,
+    its own process from ``/proc/self/stat``) from just before the common start
+    to the end of its phase, and ships the summary back with its records.
+
+    Attributes:
+        hostname: ``socket.gethostname()`` of the worker's host.
+        cpus: logical CPUs there (``os.cpu_count()``), to read the load average against.
+        load_average_start / load_average_end: ``os.getloadavg()`` (1, 5, 15 min;
+            runnable + uninterruptible tasks, exponentially averaged by the kernel)
+            when its sampler started and when its phase ended.
+        telemetry: its sampler's summary: device ``cpu`` (host utilisation and steal
+            share, interval-weighted) and device ``client`` (this worker process's CPU
+            share, mean and busiest 1 s window), and ``foreign_cpu_cores_*`` (cores
+            used by other processes of that host: on a shared host the other workers
+            and the driver count as other processes). None when it was not sampled.
+        error: why ``telemetry`` is None (the sampler failed), else None.
+    """
+
+    hostname: str | None = None
+    cpus: int | None = None
+    load_average_start: tuple[float, float, float] | None = None
+    load_average_end: tuple[float, float, float] | None = None
+    telemetry: TelemetrySummary | None = None
+    error: str | None = None
+
+    def device(self, name: str) -> DeviceSummary | None:
+        """The summary of device ``name`` (``"cpu"``, ``"client"``), None when not sampled."""
+        if self.telemetry is None:
+            return None
+        return next((d for d in self.telemetry.devices if d.device == name), None)
+
+
 class WorkerHealth(BaseModel):
     """One load worker of a multi-process run (:mod:`tokcaliper.load.distributed`).
 
@@ -417,6 +454,8 @@ class WorkerHealth(BaseModel):
             started, s (building its requests and opening its connections took
             longer than the margin; 0 when on time).
         error: why it produced no records (it died), else None.
+        host_telemetry: its own host during its phase (:class:`WorkerHost`); None
+            when the run took no telemetry or the worker died.
     """
 
     worker: int
@@ -432,6 +471,7 @@ class WorkerHealth(BaseModel):
     drift_s: float | None = None
     start_late_s: float | None = None
     error: str | None = None
+    host_telemetry: WorkerHost | None = None
 
 
 class ArrivalStats(BaseModel):

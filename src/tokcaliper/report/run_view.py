@@ -8,7 +8,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from tokcaliper.model.run import ClientHealth, Percentiles, Run
+from tokcaliper.model.run import ClientHealth, Percentiles, Run, WorkerHealth
 from tokcaliper.model import warnings as W
 from tokcaliper.numbers import num, seconds
 from tokcaliper.report.text import esc
@@ -106,6 +106,8 @@ def render_run_detail(console: Console, run: Run, *, wide: bool = False) -> None
         console.print("  server counters (after − before): " + ", ".join(
             f"{esc(k)}={int(v) if float(v).is_integer() else num(v, 6)}" for k, v in sorted(run.counters_delta.items())))
     render_telemetry(console, [run], wide=wide)
+    if m.client is not None and m.client.workers:
+        render_workers(console, m.client, f"run {run.repetition + 1}")
 
 
 def client_line(c: ClientHealth) -> str:
@@ -149,6 +151,50 @@ def workers_line(c: ClientHealth) -> str:
             + (f", dead: {', '.join(map(str, dead))}" if dead else ""))
 
 
+def worker_host_lines(w: WorkerHealth) -> list[str]:
+    """Two lines on a load worker's own host during its phase (:attr:`WorkerHealth.host_telemetry`).
+
+    First: the host, its CPU count, the 1-min load average at start → end (read
+    it against the CPU count) and the samples behind the figures. Second: host
+    CPU busy share and steal (``/proc/stat``, interval-weighted means), the
+    worker process's own CPU (mean and busiest ≥ 1 s window, cores) and other
+    processes' cores on that host.
+    """
+    h = w.host_telemetry
+    head = f"worker {w.worker + 1}"
+    if h is None:
+        return [f"{head}: host not sampled" + (f" ({w.error})" if w.error else "")]
+    head += f" on {h.hostname or '?'}" + (f" ({h.cpus} CPUs)" if h.cpus else "")
+    first, second = [], []
+    cpu, own, t = h.device("cpu"), h.device("client"), h.telemetry
+    la0, la1 = h.load_average_start, h.load_average_end
+    if la1 is not None:
+        first.append("load average " + (f"{num(la0[0])} → " if la0 is not None else "") + f"{num(la1[0])} (1 min)")
+    if t is not None:
+        first.append(f"{t.ticks} samples over {seconds(t.duration_s)}")
+    if h.error:
+        first.append(h.error)
+    if cpu is not None and cpu.utilization_mean_pct is not None:
+        second.append(f"host CPU {num(cpu.utilization_mean_pct)} % busy"
+                      + ("" if cpu.steal_share is None else f", steal {num(cpu.steal_share * 100)} %"))
+    if own is not None and own.cpu_share_mean is not None:
+        second.append(f"this worker {num(own.cpu_share_mean)} cores (max {num(own.cpu_share_max)})")
+    if t is not None and t.foreign_cpu_cores_mean is not None:
+        second.append(f"others {num(t.foreign_cpu_cores_mean)} cores")
+    out = [f"{head}: " + "; ".join(first) if first else head]
+    if second:
+        out.append("  " + "; ".join(second))
+    return out
+
+
+def render_workers(console: Console, c: ClientHealth, label: str) -> None:
+    """The workers line (:func:`workers_line`) and each worker's own host (:func:`worker_host_lines`)."""
+    console.print(f"  workers, {label}: {esc(workers_line(c))}")
+    for w in c.workers:
+        for line in worker_host_lines(w):
+            console.print(f"    {esc(line)}")
+
+
 def render_client(console: Console, runs: Sequence[Run]) -> None:
     """The load client's own error bar per run (:func:`client_line`), and a warning per crossed bound."""
     for x in runs:
@@ -157,7 +203,7 @@ def render_client(console: Console, runs: Sequence[Run]) -> None:
             continue
         console.print(f"  client, run {x.repetition + 1}: {client_line(c)}")
         if c.workers:
-            console.print(f"  workers, run {x.repetition + 1}: {workers_line(c)}")
+            render_workers(console, c, f"run {x.repetition + 1}")
         for line in [*c.limits, *c.host_limits]:
             console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {line}")
 
