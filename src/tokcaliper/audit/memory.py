@@ -118,9 +118,8 @@ def placement(record: Record, knobs, layers: int | None, weights_gb: float, memo
     least = max(0.0, 1.0 - memory_gb / weights_gb) if weights_gb > 0 else 0.0
     engine = _engine(record, cmd)
     ngl = knobs.gpu_layers
-    offload_flag = knobs.offload if knobs.offload and not knobs.offload.startswith("-ngl") else None
-    if offload_flag:
-        return Placement(False, least, False, f"{offload_flag}: host part at least 1 − memory / weights")
+    if knobs.offload:
+        return Placement(False, least, False, f"{knobs.offload}: host part at least 1 − memory / weights")
     if engine == "llama.cpp" and ngl is not None:
         n = None
         try:

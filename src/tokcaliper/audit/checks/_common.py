@@ -10,7 +10,7 @@ from tokcaliper.audit.facts.params import ParamFacts
 from tokcaliper.audit.facts.quant import QuantFacts
 from tokcaliper.audit.launch import LaunchKnobs
 from tokcaliper.model.record import Record
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict
 
 
 @dataclass
@@ -82,6 +82,7 @@ def worst(statuses: list[Status]) -> Status:
 
 
 def na(check: str, title: str, why: str, inputs: dict | None = None, sources: list[str] | None = None) -> Verdict:
-    """A not-applicable verdict that says why."""
+    """A not-applicable verdict that says why (one finding, code ``"<check>.not_applicable"``)."""
     return Verdict(check=check, title=title, status=Status.NA, summary=why,
+                   findings=[Finding(code=f"{check}.not_applicable", status=Status.NA, text=why)],
                    arithmetic=[], inputs=inputs or {}, sources=sources or [])

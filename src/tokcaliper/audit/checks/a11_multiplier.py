@@ -17,7 +17,7 @@ from tokcaliper.audit.checks._common import CheckContext, na, num
 from tokcaliper.audit.checks.a3_roofline import compute_roofline
 from tokcaliper.audit.claims import realistic_al, record_rate
 from tokcaliper.audit.constants import DFLASH_SPEEDUP_GSM8K, REALISTIC_AL, SPEC_SPEEDUP_RANGE
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict
 
 CHECK, TITLE = "A11", "mechanism vs multiplier"
 
@@ -56,14 +56,16 @@ def check(ctx: CheckContext) -> Verdict:
         return na(CHECK, TITLE, "no baseline, published multiplier or roofline to derive the claimed multiplier",
                   inputs)
     if claimed > ceiling:
-        status = Status.FAIL
-        summary = (f"method plausibly gives {lo}–{hi}× (≤ {num(ceiling, 3)}×); the record is credited with "
-                   f"{num(claimed, 3)}× ({kind})")
+        status, code = Status.FAIL, "above_ceiling"
+        text = (f"method plausibly gives {lo}–{hi}× (≤ {num(ceiling, 3)}×); the record is credited with "
+                f"{num(claimed, 3)}× ({kind})")
     elif claimed > hi:
-        status = Status.WARN
-        summary = f"claimed {num(claimed, 3)}× ({kind}) is above the documented {lo}–{hi}×"
+        status, code = Status.WARN, "above_documented"
+        text = f"claimed {num(claimed, 3)}× ({kind}) is above the documented {lo}–{hi}×"
     else:
-        status = Status.PASS
-        summary = f"claimed {num(claimed, 3)}× ({kind}) is within what the method plausibly gives ({lo}–{hi}×)"
-    return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=arith, inputs=inputs,
+        status, code = Status.PASS, "plausible"
+        text = f"claimed {num(claimed, 3)}× ({kind}) is within what the method plausibly gives ({lo}–{hi}×)"
+    finding = Finding(code=f"{CHECK}.{code}", status=status, text=text,
+                      figures={"claimed_multiplier": claimed, "ceiling": ceiling})
+    return Verdict(check=CHECK, title=TITLE, status=status, findings=[finding], arithmetic=arith, inputs=inputs,
                    sources=[f"METHODS.md A11: 2.7–4.6× documented; DFlash {DFLASH_SPEEDUP_GSM8K}× at AL {REALISTIC_AL:g} (GSM8K)"])

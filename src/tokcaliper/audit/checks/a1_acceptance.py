@@ -38,7 +38,7 @@ from tokcaliper.audit.constants import (
     GOLDEN_AL_SOURCE,
 )
 from tokcaliper.audit.forced_acceptance import find_forced_acceptance
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict
 from tokcaliper.model.specdec_flags import PREDICTABLE, al_at_ceiling, all_drafts_accepted
 
 CHECK, TITLE = "A1", "acceptance length ÷ draft window"
@@ -99,9 +99,11 @@ def check(ctx: CheckContext) -> Verdict:
                  for f in forced]
         if rec.speculative is not None and rec.speculative.al is not None and als:
             arith.append(f"published AL {num(rec.speculative.al, 4)} vs configured {num(als[0], 4)}")
+        text = (f"acceptance set by configuration ({what}): the AL is an input, not a measurement; "
+                "any speed-up claimed from it is not measured")
         return Verdict(check=CHECK, title=TITLE, status=Status.FAIL,
-                       summary=f"acceptance set by configuration ({what}): the AL is an input, not a measurement; "
-                               "any speed-up claimed from it is not measured",
+                       findings=[Finding(code="A1.forced_acceptance", status=Status.FAIL, text=text,
+                                         figures={"al_configured": als[0] if als else None})],
                        arithmetic=arith,
                        inputs={"forced_acceptance": [f.__dict__ for f in forced],
                                "al_configured": als[0] if als else None},
@@ -120,7 +122,12 @@ def check(ctx: CheckContext) -> Verdict:
                   "were published", inputs)
     arith: list[str] = []
     statuses: list[Status] = []
-    findings: list[str] = []
+    findings: list[Finding] = []
+
+    def found(code: str, status: Status, text: str, **figures: object) -> None:
+        statuses.append(status)
+        findings.append(Finding(code=f"{CHECK}.{code}", status=status, text=text, figures=figures))
+
     inputs["al_convention"] = "bonus token included (1 ≤ AL ≤ k+1)"
     if al is not None and al < 1:
         arith.append(f"{al_label} = {num(al, 4)} < 1: every verification step emits at least the bonus token, "
@@ -128,76 +135,75 @@ def check(ctx: CheckContext) -> Verdict:
         if k:
             arith.append(f"range with the bonus token: 1 ≤ AL ≤ k+1 = {k + 1}; if the source counts accepted "
                          f"drafts only, AL + 1 = {num(al + 1, 4)} tokens per step")
-        statuses.append(Status.FAIL)
-        findings.append(f"AL {num(al)} < 1: impossible when AL counts the bonus token (the convention assumed; "
-                        "a source counting accepted drafts only must say so)")
+        found("al_below_one", Status.FAIL,
+              f"AL {num(al)} < 1: impossible when AL counts the bonus token (the convention assumed; "
+              "a source counting accepted drafts only must say so)", al=al)
     elif al is not None and k:
         ratio = al / k
         inputs["al_over_window"] = ratio
         arith.append(f"{al_label} / k = {num(al, 4)} / {k} = {fixed(ratio)}")
         if al > k + 1:
             arith.append(f"ceiling with the bonus token: k + 1 = {k} + 1 = {k + 1} < {num(al, 4)}")
-            statuses.append(Status.FAIL)
-            findings.append(f"AL {num(al)} exceeds its ceiling k+1 = {k + 1}: impossible (even counting the "
-                            "bonus token)")
+            found("al_above_ceiling", Status.FAIL,
+                  f"AL {num(al)} exceeds its ceiling k+1 = {k + 1}: impossible (even counting the "
+                  "bonus token)", al=al, window_k=k)
         elif al_at_ceiling(al, k, tol=A1_AL_ROUNDING, without_bonus_too=True):
             p = implied_accept_p(al, k)
             inputs["implied_accept_p"] = p
-            statuses.append(Status.FAIL)
             ceiling = (f"AL = k + 1 = {k + 1}, the ceiling counting the bonus token (as A3 uses)"
                        if abs(al - (k + 1)) <= abs(al - k) else
                        f"AL = k = {k}, the ceiling if the source counts accepted drafts only "
                        f"(k + 1 = {k + 1} with the bonus token, as A3 uses)")
-            findings.append(f"AL/k = {fixed(ratio)}: {ceiling} — {PREDICTABLE} "
-                            "(n-gram copy, repetition)")
+            found("al_at_ceiling", Status.FAIL, f"AL/k = {fixed(ratio)}: {ceiling} — {PREDICTABLE} "
+                  "(n-gram copy, repetition)", al=al, window_k=k, al_over_window=ratio)
         else:
             p = implied_accept_p(al, k)
             inputs["implied_accept_p"] = p
             arith.append(f"solve (1 − p^{k + 1}) / (1 − p) = {num(al, 4)} → p = {_p(p)} per position")
             if p >= A1_FAIL_P:
-                statuses.append(Status.FAIL)
-                findings.append(f"implied acceptance p = {_p(p)} ≥ {A1_FAIL_P}: near-perfect prediction")
+                found("implied_p_fail", Status.FAIL,
+                      f"implied acceptance p = {_p(p)} ≥ {A1_FAIL_P}: near-perfect prediction", implied_accept_p=p)
             elif p >= A1_WARN_P:
-                statuses.append(Status.WARN)
-                findings.append(f"implied acceptance p = {_p(p)} ≥ {A1_WARN_P}, above the published 0.93")
+                found("implied_p_warn", Status.WARN,
+                      f"implied acceptance p = {_p(p)} ≥ {A1_WARN_P}, above the published 0.93", implied_accept_p=p)
             else:
-                statuses.append(Status.PASS)
-                findings.append(f"AL/k = {fixed(ratio)} (p = {_p(p)}) is in the range real tasks give")
+                found("al_plausible", Status.PASS,
+                      f"AL/k = {fixed(ratio)} (p = {_p(p)}) is in the range real tasks give",
+                      al_over_window=ratio, implied_accept_p=p)
     elif al is not None:
         arith.append(f"{al_label} = {num(al, 4)}; window k not published → AL/k not computable")
-        findings.append("draft window k not published")
-        statuses.append(Status.WARN)
+        found("window_unknown", Status.WARN, "draft window k not published")
     if drafted is not None and accepted is not None:
         if drafted == 0:
             arith.append("drafted = 0: nothing was drafted")
-            findings.append("no tokens were drafted")
-            statuses.append(Status.WARN)
+            found("nothing_drafted", Status.WARN, "no tokens were drafted")
         else:
             rate = accepted / drafted
             inputs["acceptance_rate"] = rate
             arith.append(f"acceptance rate = accepted / drafted = {accepted} / {drafted} = {fixed(rate)}")
             if accepted > drafted:
-                statuses.append(Status.FAIL)
-                findings.append("more tokens accepted than drafted: impossible counts")
+                found("accepted_above_drafted", Status.FAIL, "more tokens accepted than drafted: impossible counts",
+                      drafted=drafted, accepted=accepted)
             elif all_drafts_accepted(drafted, accepted):
                 chance = A1_WARN_P ** drafted
                 inputs["chance_all_accepted"] = chance
                 arith.append(f"P(all {drafted} accepted | p ≤ {A1_WARN_P}) = {A1_WARN_P}^{drafted} = "
                              f"{fmt.num(chance, 2)}")
                 if chance < A1_ALL_ACCEPTED_ALPHA:
-                    statuses.append(Status.FAIL)
-                    findings.append(f"accepted == drafted ({accepted}/{drafted}): every draft token accepted — "
-                                    f"{PREDICTABLE}")
+                    found("all_accepted", Status.FAIL,
+                          f"accepted == drafted ({accepted}/{drafted}): every draft token accepted — {PREDICTABLE}",
+                          drafted=drafted, chance_all_accepted=chance)
                 else:
-                    statuses.append(Status.WARN)
-                    findings.append(f"accepted == drafted ({accepted}/{drafted}), too few tokens to be sure")
+                    found("all_accepted_few", Status.WARN,
+                          f"accepted == drafted ({accepted}/{drafted}), too few tokens to be sure",
+                          drafted=drafted, chance_all_accepted=chance)
             elif rate >= A1_WARN_P:
-                statuses.append(Status.WARN)
-                findings.append(f"acceptance rate {fixed(rate)} ≥ {A1_WARN_P}")
+                found("rate_high", Status.WARN, f"acceptance rate {fixed(rate)} ≥ {A1_WARN_P}", acceptance_rate=rate)
             else:
                 statuses.append(Status.PASS)
-    status = worst(statuses)
-    summary = "; ".join(f for f in findings if f) or "acceptance figures are plausible"
-    return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=arith, inputs=inputs,
+    if not findings:
+        findings.append(Finding(code=f"{CHECK}.plausible", status=Status.PASS, text="acceptance figures are plausible"))
+    return Verdict(check=CHECK, title=TITLE, status=worst(statuses), findings=findings, arithmetic=arith,
+                   inputs=inputs,
                    sources=[DFLASH_SOURCE, GOLDEN_AL_SOURCE,
                             "p model: Leviathan et al. 2023, E[tokens/step] = (1 − p^(k+1)) / (1 − p)"])

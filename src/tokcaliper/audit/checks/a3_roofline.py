@@ -46,7 +46,7 @@ from tokcaliper.audit.claims import realistic_al, record_rate
 from tokcaliper.audit.constants import A3_FAIL_ABOVE, A3_WARN_ABOVE, DFLASH_SOURCE, REALISTIC_AL
 from tokcaliper.audit.facts.params import params_from_name
 from tokcaliper.audit.memory import memory_fit, offload_roofline
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict
 
 CHECK, TITLE = "A3", "roofline (bandwidth ÷ bytes per token)"
 
@@ -101,6 +101,19 @@ class Roofline:
     def effective_bound(self) -> float:
         """The bound the verdict uses: speculative-scaled when speculation is on."""
         return self.bound_spec_tok_s or self.bound_tok_s
+
+    @property
+    def kind(self) -> str:
+        """The bound's name as the ranked list prints it: ``"speculative roofline"`` when speculation
+        scales it, else ``"offload roofline"`` with partial offload, else ``"roofline"``."""
+        if self.bound_spec_tok_s:
+            return "speculative roofline"
+        return "offload roofline" if self.host_fraction is not None else "roofline"
+
+    @property
+    def over_bound(self) -> float:
+        """claim ÷ the bound the verdict uses (:attr:`effective_bound`)."""
+        return self.claim_tok_s / self.effective_bound
 
 
 def claim_rate(ctx: CheckContext) -> float | None:
@@ -248,7 +261,15 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
 
 def check(ctx: CheckContext) -> Verdict:
     """A3 verdict: fail when the claim beats a firm roofline, warn near it or when inputs are uncertain."""
-    roof, why = compute_roofline(ctx)
+    return verdict(*compute_roofline(ctx))
+
+
+def verdict(roof: Roofline | None, why: str | None = None) -> Verdict:
+    """The A3 verdict of a computed roofline, or n/a with ``why`` when there is none.
+
+    Args:
+        roof, why: what :func:`compute_roofline` returned.
+    """
     if roof is None:
         return na(CHECK, TITLE, why or "not computable")
     r = roof.claim_tok_s / roof.effective_bound
@@ -265,11 +286,11 @@ def check(ctx: CheckContext) -> Verdict:
     if roof.host_fraction is not None:
         which = "offload " + which
     if roof.memory_fail:
-        status = Status.FAIL
+        status, code = Status.FAIL, "memory_contradiction"
         summary = f"the record contradicts itself: {roof.memory_fail}"
     elif r > 1:
         if roof.firm and r > A3_FAIL_ABOVE:
-            status = Status.FAIL
+            status, code = Status.FAIL, "above_roofline"
             kind = "offload roofline" if roof.host_fraction is not None else "roofline"
             summary = (f"claim {num(roof.claim_tok_s, 5)} tok/s is {num(roof.ratio, 3)}× the {kind} "
                        f"{num(roof.bound_tok_s, 3)} tok/s")
@@ -277,20 +298,22 @@ def check(ctx: CheckContext) -> Verdict:
                 summary += f" and {num(r, 3)}× the {which} {num(roof.bound_spec_tok_s, 3)} tok/s"
             summary += ": faster than memory bandwidth allows"
         elif roof.firm:
-            status = Status.WARN
+            status, code = Status.WARN, "above_within_precision"
             summary = (f"claim is {num(r, 3)}× the {which} {num(roof.effective_bound, 3)} tok/s: over the bound, "
                        f"but within the {round((A3_FAIL_ABOVE - 1) * 100)}% precision of the inputs")
         else:
-            status = Status.WARN
+            status, code = Status.WARN, "above_uncertain"
             summary = (f"claim is {num(r, 3)}× the {which} {num(roof.effective_bound, 3)} tok/s, but not "
                        f"called impossible: {'; '.join(roof.uncertain)}")
     elif r > A3_WARN_ABOVE:
-        status = Status.WARN
+        status, code = Status.WARN, "at_ceiling"
         summary = f"claim at {num(r, 3)} of the {which}: at the ceiling (spec-sheet bandwidth is optimistic)"
     else:
-        status = Status.PASS
+        status, code = Status.PASS, "below"
         summary = f"claim at {num(r, 2)} of the {which} {num(roof.effective_bound, 3)} tok/s"
         if roof.uncertain:
             summary += f" ({'; '.join(roof.uncertain)})"
-    return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=roof.arithmetic,
+    finding = Finding(code=f"{CHECK}.{code}", status=status, text=summary,
+                      figures={"claim_tok_s": roof.claim_tok_s, "bound_tok_s": roof.effective_bound, "over_bound": r})
+    return Verdict(check=CHECK, title=TITLE, status=status, findings=[finding], arithmetic=roof.arithmetic,
                    inputs=inputs, sources=roof.sources + [f"METHODS.md A3 (roofline; realistic AL {REALISTIC_AL:g})"])

@@ -28,7 +28,7 @@ from tokcaliper.audit.checks._common import num, worst
 from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.constants import A4_EXACT_P_MAX_N, A4_FAIL_RHO, A4_MIN_N, A4_WARN_RHO
 from tokcaliper.model.record import Record
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict, summary_of
 
 CHECK, TITLE = "A4", "curve drawn by the batch (rank correlation)"
 
@@ -140,7 +140,7 @@ def check_batch(records: list[Record]) -> list[Curve]:
         rates = [_rate(records[i]) for i in idx]
         arith: list[str] = []
         statuses: list[Status] = []
-        findings: list[str] = []
+        findings: list[Finding] = []
         rhos: dict[str, float] = {}
         for knob in _knobs(records[idx[0]]):
             pairs = [(_knobs(records[i])[knob], rt) for i, rt in zip(idx, rates) if _knobs(records[i])[knob] is not None]
@@ -157,11 +157,13 @@ def check_batch(records: list[Record]) -> list[Curve]:
             if knob == "draft window k":
                 if rho >= A4_FAIL_RHO:
                     statuses.append(Status.FAIL)
-                    findings.append(f"tok/s rises with the draft window (ρ = {_rho(rho)}): the records measure the "
-                                    "window, not the model")
+                    findings.append(Finding(code="A4.window_curve", status=Status.FAIL, figures={"rho": rho},
+                                            text=f"tok/s rises with the draft window (ρ = {_rho(rho)}): the records "
+                                                 "measure the window, not the model"))
                 elif rho >= A4_WARN_RHO:
                     statuses.append(Status.WARN)
-                    findings.append(f"tok/s tends to rise with the draft window (ρ = {_rho(rho)})")
+                    findings.append(Finding(code="A4.window_trend", status=Status.WARN, figures={"rho": rho},
+                                            text=f"tok/s tends to rise with the draft window (ρ = {_rho(rho)})"))
                 else:
                     statuses.append(Status.PASS)
         scores = [(rigor_score(records[i]), i) for i in idx]
@@ -175,13 +177,16 @@ def check_batch(records: list[Record]) -> list[Curve]:
                          f"{num(_rate(records[slowest]), 4)} tok/s")
             if slowest == best[0]:
                 statuses.append(Status.WARN)
-                findings.append("the most carefully run record is the slowest (rigor against magnitude)")
+                findings.append(Finding(code="A4.rigor_slowest", status=Status.WARN,
+                                        text="the most carefully run record is the slowest (rigor against magnitude)"))
         if not statuses:
             statuses.append(Status.PASS)
         if not findings:
-            findings.append("no knob draws the curve by itself"
-                            + (f" (ρ shown for {', '.join(rhos)})" if rhos else ""))
-        v = Verdict(check=CHECK, title=TITLE, status=worst(statuses), summary=f"group {key}: " + "; ".join(findings),
+            findings.append(Finding(code="A4.no_curve", status=Status.PASS,
+                                    text="no knob draws the curve by itself"
+                                         + (f" (ρ shown for {', '.join(rhos)})" if rhos else "")))
+        v = Verdict(check=CHECK, title=TITLE, status=worst(statuses), findings=findings,
+                    summary=f"group {key}: " + summary_of(findings),
                     arithmetic=arith, inputs={"group": key, "n": len(idx), "rho": rhos,
                                               "tok_s": rates},
                     sources=["scipy.stats.spearmanr", "METHODS.md A4 (fail ρ ≥ 0.9, warn ρ ≥ 0.7 on the draft window)"])
