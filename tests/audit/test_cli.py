@@ -148,3 +148,13 @@ def test_diff_same_record_comparable(capsys):
 def test_diff_needs_index_for_batches(capsys):
     assert main(["diff", LM, EXAMPLE]) == 2
     assert "pick one with" in capsys.readouterr().err
+
+
+def test_host_bandwidth_help_states_the_constant_a3_uses():
+    # The help text repeats the figure (the CLI does not import the audit at start-up).
+    import inspect
+
+    from tokcaliper.audit.constants import DEFAULT_HOST_BANDWIDTH_GB_S
+    from tokcaliper.cli import audit as cli_audit
+
+    assert f"default {DEFAULT_HOST_BANDWIDTH_GB_S:g} GB/s" in inspect.getsource(cli_audit)

@@ -15,7 +15,6 @@ import pytest
 
 from tokcaliper.audit import audit_files, diff_files
 from tokcaliper.audit.checks import a1_acceptance, a2_power, a5_denominator
-from tokcaliper.audit.checks._common import num
 from tokcaliper.audit.checks.a4_batch_curve import spearman
 from tokcaliper.audit.facts.gpus import GPUOverrides
 from tokcaliper.audit.importers import human_bytes, load_records, record_from_row
@@ -24,6 +23,7 @@ from tokcaliper.cli import main
 from tokcaliper.errors import InputError
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Status
+from tokcaliper.numbers import compact
 
 from .conftest import PUBLIC
 
@@ -235,7 +235,7 @@ def test_max_bytes_validated_and_sizes_in_units(tmp_path, capsys):
 
 
 def test_huge_values_print_in_scientific_notation(tmp_path, capsys):
-    assert num(1e308) == "1.00e+308" and num(2.5e9, 4) == "2.500e+09" and num(123456.0) == "123456"
+    assert compact(1e308) == "1.00e+308" and compact(2.5e9, 4) == "2.500e+09" and compact(123456.0) == "123456"
     p = _write(tmp_path, "huge.json", json.dumps([dict(GOOD, tok_s_decode=1e308, power_w=[1e300])]))
     assert main(["audit", str(p)]) == 10
     out = capsys.readouterr().out

@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tokcaliper.audit.checks._common import fixed, num
 from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.launch import parse_launch
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.numbers import compact, fixed
 
 
 class Knob(BaseModel):
@@ -127,7 +127,7 @@ def diff_records(a: Record, b: Record) -> DiffResult:
     ratio = rb / ra if ra and rb else None
     arith = [f"{k.name}: {k.a!r} vs {k.b!r}" for k in differing]
     if ratio is not None:
-        arith.append(f"ratio B / A = {num(rb, 4)} / {num(ra, 4)} = {fixed(ratio)}"
+        arith.append(f"ratio B / A = {compact(rb, 4)} / {compact(ra, 4)} = {fixed(ratio)}"
                      + (" (not a like-for-like figure)" if differing else ""))
     if differing:
         summary = (f"not comparable: {len(differing)} knob(s) differ ({', '.join(k.name for k in differing)}); "

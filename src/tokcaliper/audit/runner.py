@@ -30,14 +30,15 @@ from pydantic import BaseModel, Field
 from tokcaliper.errors import EXIT_AUDIT_FAIL, EXIT_AUDIT_INCOMPLETE
 from tokcaliper.audit.checks import RECORD_CHECKS, CheckContext, a3_roofline, a4_batch_curve
 from tokcaliper.audit.checks.a3_roofline import Roofline
-from tokcaliper.audit.checks._common import na, num, worst
+from tokcaliper.audit.constants import DEFAULT_HOST_BANDWIDTH_GB_S, DEFAULT_HOST_BANDWIDTH_SOURCE
+from tokcaliper.audit.checks._common import na, worst
 from tokcaliper.audit.facts.gpus import GPUFacts, GPUOverrides, UnknownGPUError, lookup_gpu
 from tokcaliper.audit.facts.params import ParamFacts, resolve_params
 from tokcaliper.audit.facts.quant import bits_per_weight
 from tokcaliper.audit.launch import parse_launch
-from tokcaliper.audit.memory import DEFAULT_HOST_BANDWIDTH_GB_S
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.numbers import compact
 
 CHECK_ORDER = ("A1", "A2", "A3", "A4", "A5", "A6", "A10", "A11")
 #: A finding on every record of a source with at least this many records is said once for the source.
@@ -56,7 +57,7 @@ class AuditOptions:
         gpu: ``--bandwidth`` / ``--achievable-bandwidth`` / ``--tdp``.
         model_file: parameters read from ``--model-file`` (GGUF or config.json).
         host_bandwidth_gb_s: ``--host-bandwidth`` (GB/s) for offloaded weights; None → the default
-            (:data:`tokcaliper.audit.memory.DEFAULT_HOST_BANDWIDTH_GB_S`).
+            (:data:`tokcaliper.audit.constants.DEFAULT_HOST_BANDWIDTH_GB_S`).
     """
 
     gpu: GPUOverrides = field(default_factory=GPUOverrides)
@@ -173,7 +174,7 @@ def build_context(record: Record, options: AuditOptions | None = None) -> CheckC
                            bandwidth_source=f"no spec sheet ({err})", achievable_gb_s=hw.bandwidth_measured_gb_s,
                            achievable_source=measured_src, memory_gb=hw.memory_gb)
             err = None
-    host_bw, host_src = DEFAULT_HOST_BANDWIDTH_GB_S, "default: dual-channel DDR5-6400, 2 × 8 B × 6400 MT/s"
+    host_bw, host_src = DEFAULT_HOST_BANDWIDTH_GB_S, f"default: {DEFAULT_HOST_BANDWIDTH_SOURCE}"
     if opts.host_bandwidth_gb_s is not None:
         host_bw, host_src = opts.host_bandwidth_gb_s, "--host-bandwidth"
     return CheckContext(record=record, gpu=gpu, gpu_error=err, quant=bits_per_weight(record.quantization.weights),
@@ -377,13 +378,13 @@ def _bound_text(roof: Roofline | None) -> tuple[float | None, str | None]:
     """claim ÷ the bound A3 used, and that bound with its basis in words; (None, None) without one."""
     if roof is None:
         return None, None
-    text = (f"{roof.kind} {num(roof.effective_bound, 3)} tok/s: {num(roof.params_read / 1e9, 3)}e9 params "
-            f"[{roof.params_basis}] × {num(roof.bytes_per_param, 3)} B per weight, "
-            f"{num(roof.bandwidth_gb_s, 4)} GB/s × {roof.parallel}")
+    text = (f"{roof.kind} {compact(roof.effective_bound, 3)} tok/s: {compact(roof.params_read / 1e9, 3)}e9 params "
+            f"[{roof.params_basis}] × {compact(roof.bytes_per_param, 3)} B per weight, "
+            f"{compact(roof.bandwidth_gb_s, 4)} GB/s × {roof.parallel}")
     if roof.host_fraction is not None:
-        text += f", {num(roof.host_fraction * 100, 3)}% of the weights read from host memory"
+        text += f", {compact(roof.host_fraction * 100, 3)}% of the weights read from host memory"
     if roof.al_realistic:
-        text += f", × AL {num(roof.al_realistic, 3)}"
+        text += f", × AL {compact(roof.al_realistic, 3)}"
     return roof.over_bound, text
 
 

@@ -22,7 +22,7 @@ from tokcaliper.numbers import ratio as fmt_ratio
 from tokcaliper.stats.clumps import SplitResult, best_split
 from tokcaliper.stats.covariates import CovariateRank, rank_covariates
 from tokcaliper.stats.describe import Description, describe
-from tokcaliper.stats.drift import DriftResult, mann_kendall
+from tokcaliper.stats.drift import MIN_RUNS_DRIFT, DriftResult, mann_kendall
 
 __all__ = ["MAX_RUNS", "Analysis", "analyze_values"]
 
@@ -108,7 +108,7 @@ def analyze_values(
     order = positions
     if order is None and "position" in cov and all(v is not None for v in cov["position"]):
         order = [float(v) for v in cov["position"]]  # type: ignore[arg-type]
-    drift = mann_kendall(values, order, alpha=alpha / 2, name=metric) if len(values) >= 5 else None
+    drift = mann_kendall(values, order, alpha=alpha / 2, name=metric) if len(values) >= MIN_RUNS_DRIFT else None
     u = f" {unit}" if unit else ""
     n = len(values)
     advice: list[str] = []

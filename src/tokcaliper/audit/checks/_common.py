@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
+from tokcaliper.audit.constants import DEFAULT_HOST_BANDWIDTH_GB_S
 from tokcaliper.audit.facts.gpus import GPUFacts
 from tokcaliper.audit.facts.params import ParamFacts
 from tokcaliper.audit.facts.quant import QuantFacts
@@ -34,42 +34,8 @@ class CheckContext:
     params: ParamFacts
     launch: LaunchKnobs
     extra_sources: list[str] = field(default_factory=list)
-    host_bandwidth_gb_s: float = 102.4
+    host_bandwidth_gb_s: float = DEFAULT_HOST_BANDWIDTH_GB_S
     host_bandwidth_source: str = "default"
-
-
-#: Magnitudes at or above this print in scientific notation (``1.00e+308``), not 300 digits.
-SCI_ABOVE = 1e9
-
-
-def num(x: float | None, digits: int = 3) -> str:
-    """``x`` with ``digits`` significant figures (no thousands separator); None → "—".
-
-    Integers below 1e7 print whole; magnitudes ≥ :data:`SCI_ABOVE` (or
-    below 1e-4) print in scientific notation, so an absurd published rate
-    (1e308 tok/s) reads ``1.00e+308`` rather than 309 digits.
-    """
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "—"
-    if x == 0:
-        return "0"
-    if abs(x) >= SCI_ABOVE or abs(x) < 1e-4:
-        return f"{x:.{max(digits - 1, 0)}e}"
-    if float(x).is_integer() and abs(x) < 1e7:
-        return str(int(x))
-    mag = math.floor(math.log10(abs(x)))
-    decimals = max(0, digits - 1 - mag)
-    out = f"{x:.{decimals}f}"
-    return out.rstrip("0").rstrip(".") if "." in out else out
-
-
-def fixed(x: float, decimals: int = 3) -> str:
-    """``x`` with fixed ``decimals`` (ratios: ``0.172``), scientific at or above :data:`SCI_ABOVE`."""
-    if not math.isfinite(x):
-        return "—"
-    if abs(x) >= SCI_ABOVE:
-        return num(x, 3)  # scientific, three significant digits
-    return f"{x:.{decimals}f}"
 
 
 def worst(statuses: list[Status]) -> Status:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from datetime import date
 
-from tokcaliper.audit.checks._common import CheckContext, na, num, worst
-from tokcaliper.audit.constants import A10_MIN_RUNS, A10_STALE_DAYS
+from tokcaliper.audit.checks._common import CheckContext, na, worst
+from tokcaliper.audit.constants import A10_STALE_DAYS
+from tokcaliper.model.warnings import M1_MIN_RUNS
 from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.numbers import compact
 
 CHECK, TITLE = "A10", "baseline carries its conditions"
 
@@ -40,13 +42,13 @@ def check(ctx: CheckContext) -> Verdict:
     def found(code: str, status: Status, text: str, **figures: object) -> None:
         statuses.append(status)
         findings.append(Finding(code=f"{CHECK}.{code}", status=status, text=text, figures=figures))
-    arith = [f"baseline {num(b.tok_s, 4)} tok/s ({b.description or 'no description'}); conditions: "
-             f"power cap {num(b.power_cap_w, 4) if b.power_cap_w else '—'} W, warmed up {b.warmed_up}, "
+    arith = [f"baseline {compact(b.tok_s, 4)} tok/s ({b.description or 'no description'}); conditions: "
+             f"power cap {compact(b.power_cap_w, 4) if b.power_cap_w else '—'} W, warmed up {b.warmed_up}, "
              f"runs {b.n_runs}, measured {b.measured_at or '—'}"]
     if missing:
         found("conditions_missing", Status.WARN, f"baseline lacks {', '.join(missing)}")
-    if b.n_runs is not None and b.n_runs < A10_MIN_RUNS:
-        found("few_runs", Status.WARN, f"baseline rests on {b.n_runs} run(s), fewer than {A10_MIN_RUNS} (M1)",
+    if b.n_runs is not None and b.n_runs < M1_MIN_RUNS:
+        found("few_runs", Status.WARN, f"baseline rests on {b.n_runs} run(s), fewer than {M1_MIN_RUNS} (M1)",
               n_runs=b.n_runs)
     d_rec, d_base = _date(ctx.record.date), _date(b.measured_at)
     if d_rec and d_base:
@@ -58,4 +60,4 @@ def check(ctx: CheckContext) -> Verdict:
         found("complete", Status.PASS, "baseline carries its conditions")
     return Verdict(check=CHECK, title=TITLE, status=worst(statuses), findings=findings,
                    arithmetic=arith, inputs=b.model_dump(),
-                   sources=["METHODS.md A10", f"runs ≥ {A10_MIN_RUNS}: METHODS.md M1"])
+                   sources=["METHODS.md A10", f"runs ≥ {M1_MIN_RUNS}: METHODS.md M1"])

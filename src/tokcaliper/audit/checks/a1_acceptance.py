@@ -29,7 +29,7 @@ Formulas:
 from __future__ import annotations
 
 from tokcaliper import numbers as fmt
-from tokcaliper.audit.checks._common import CheckContext, fixed, na, num, worst
+from tokcaliper.audit.checks._common import CheckContext, na, worst
 from tokcaliper.audit.constants import (
     A1_ALL_ACCEPTED_ALPHA,
     A1_FAIL_P,
@@ -40,6 +40,7 @@ from tokcaliper.audit.constants import (
 from tokcaliper.audit.forced_acceptance import find_forced_acceptance
 from tokcaliper.model.verdict import Finding, Status, Verdict
 from tokcaliper.model.specdec_flags import PREDICTABLE, al_at_ceiling, all_drafts_accepted
+from tokcaliper.numbers import compact, fixed
 
 CHECK, TITLE = "A1", "acceptance length ÷ draft window"
 
@@ -95,10 +96,10 @@ def check(ctx: CheckContext) -> Verdict:
     if forced:
         what = "; ".join(f.describe() for f in forced)
         als = [f.implied_al for f in forced if f.implied_al is not None]
-        arith = [f"{f.describe()}" + (f" → AL set to {num(f.implied_al, 4)}" if f.implied_al is not None else "")
+        arith = [f"{f.describe()}" + (f" → AL set to {compact(f.implied_al, 4)}" if f.implied_al is not None else "")
                  for f in forced]
         if rec.speculative is not None and rec.speculative.al is not None and als:
-            arith.append(f"published AL {num(rec.speculative.al, 4)} vs configured {num(als[0], 4)}")
+            arith.append(f"published AL {compact(rec.speculative.al, 4)} vs configured {compact(als[0], 4)}")
         text = (f"acceptance set by configuration ({what}): the AL is an input, not a measurement; "
                 "any speed-up claimed from it is not measured")
         return Verdict(check=CHECK, title=TITLE, status=Status.FAIL,
@@ -130,22 +131,22 @@ def check(ctx: CheckContext) -> Verdict:
 
     inputs["al_convention"] = "bonus token included (1 ≤ AL ≤ k+1)"
     if al is not None and al < 1:
-        arith.append(f"{al_label} = {num(al, 4)} < 1: every verification step emits at least the bonus token, "
+        arith.append(f"{al_label} = {compact(al, 4)} < 1: every verification step emits at least the bonus token, "
                      "so AL ≥ 1 (convention: AL counts the bonus token)")
         if k:
             arith.append(f"range with the bonus token: 1 ≤ AL ≤ k+1 = {k + 1}; if the source counts accepted "
-                         f"drafts only, AL + 1 = {num(al + 1, 4)} tokens per step")
+                         f"drafts only, AL + 1 = {compact(al + 1, 4)} tokens per step")
         found("al_below_one", Status.FAIL,
-              f"AL {num(al)} < 1: impossible when AL counts the bonus token (the convention assumed; "
+              f"AL {compact(al)} < 1: impossible when AL counts the bonus token (the convention assumed; "
               "a source counting accepted drafts only must say so)", al=al)
     elif al is not None and k:
         ratio = al / k
         inputs["al_over_window"] = ratio
-        arith.append(f"{al_label} / k = {num(al, 4)} / {k} = {fixed(ratio)}")
+        arith.append(f"{al_label} / k = {compact(al, 4)} / {k} = {fixed(ratio)}")
         if al > k + 1:
-            arith.append(f"ceiling with the bonus token: k + 1 = {k} + 1 = {k + 1} < {num(al, 4)}")
+            arith.append(f"ceiling with the bonus token: k + 1 = {k} + 1 = {k + 1} < {compact(al, 4)}")
             found("al_above_ceiling", Status.FAIL,
-                  f"AL {num(al)} exceeds its ceiling k+1 = {k + 1}: impossible (even counting the "
+                  f"AL {compact(al)} exceeds its ceiling k+1 = {k + 1}: impossible (even counting the "
                   "bonus token)", al=al, window_k=k)
         elif al_at_ceiling(al, k, tol=A1_AL_ROUNDING, without_bonus_too=True):
             p = implied_accept_p(al, k)
@@ -159,7 +160,7 @@ def check(ctx: CheckContext) -> Verdict:
         else:
             p = implied_accept_p(al, k)
             inputs["implied_accept_p"] = p
-            arith.append(f"solve (1 − p^{k + 1}) / (1 − p) = {num(al, 4)} → p = {_p(p)} per position")
+            arith.append(f"solve (1 − p^{k + 1}) / (1 − p) = {compact(al, 4)} → p = {_p(p)} per position")
             if p >= A1_FAIL_P:
                 found("implied_p_fail", Status.FAIL,
                       f"implied acceptance p = {_p(p)} ≥ {A1_FAIL_P}: near-perfect prediction", implied_accept_p=p)
@@ -171,7 +172,7 @@ def check(ctx: CheckContext) -> Verdict:
                       f"AL/k = {fixed(ratio)} (p = {_p(p)}) is in the range real tasks give",
                       al_over_window=ratio, implied_accept_p=p)
     elif al is not None:
-        arith.append(f"{al_label} = {num(al, 4)}; window k not published → AL/k not computable")
+        arith.append(f"{al_label} = {compact(al, 4)}; window k not published → AL/k not computable")
         found("window_unknown", Status.WARN, "draft window k not published")
     if drafted is not None and accepted is not None:
         if drafted == 0:

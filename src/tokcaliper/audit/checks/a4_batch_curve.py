@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from tokcaliper import numbers as fmt
-from tokcaliper.audit.checks._common import num, worst
+from tokcaliper.audit.checks._common import worst
 from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.constants import A4_EXACT_P_MAX_N, A4_FAIL_RHO, A4_MIN_N, A4_WARN_RHO
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Finding, Status, Verdict, summary_of
+from tokcaliper.numbers import compact
 
 CHECK, TITLE = "A4", "curve drawn by the batch (rank correlation)"
 
@@ -153,7 +154,7 @@ def check_batch(records: list[Record]) -> list[Curve]:
             rhos[knob] = rho
             order = sorted(pairs)
             arith.append(f"ρ(tok/s, {knob}) = {_rho(rho)} ({how} p = {fmt.num(pval, 2)}, n = {len(pairs)}): "
-                         + ", ".join(f"{num(x, 4)} → {num(y, 4)}" for x, y in order))
+                         + ", ".join(f"{compact(x, 4)} → {compact(y, 4)}" for x, y in order))
             if knob == "draft window k":
                 if rho >= A4_FAIL_RHO:
                     statuses.append(Status.FAIL)
@@ -173,8 +174,8 @@ def check_batch(records: list[Record]) -> list[Curve]:
             slowest = min(idx, key=lambda i: _rate(records[i]))
             reasons = rigor_score(records[best[0]])[1]
             arith.append(f"most careful record: {_where(records[best[0]], best[0])} "
-                         f"({', '.join(reasons)}) at {num(_rate(records[best[0]]), 4)} tok/s; slowest in group: "
-                         f"{num(_rate(records[slowest]), 4)} tok/s")
+                         f"({', '.join(reasons)}) at {compact(_rate(records[best[0]]), 4)} tok/s; slowest in group: "
+                         f"{compact(_rate(records[slowest]), 4)} tok/s")
             if slowest == best[0]:
                 statuses.append(Status.WARN)
                 findings.append(Finding(code="A4.rigor_slowest", status=Status.WARN,

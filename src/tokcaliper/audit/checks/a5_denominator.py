@@ -20,10 +20,11 @@ from __future__ import annotations
 import re
 
 from tokcaliper import numbers as fmt
-from tokcaliper.audit.checks._common import CheckContext, fixed, num, worst
+from tokcaliper.audit.checks._common import CheckContext, worst
 from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.constants import A5_FAIL_DIFF, A5_WARN_DIFF
 from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.numbers import compact, fixed
 
 CHECK, TITLE = "A5", "what the denominator left out"
 
@@ -59,8 +60,8 @@ def check(ctx: CheckContext) -> Verdict:
     else:
         computed = rec.output_tokens / rec.seconds
         diff = abs(computed / reported - 1)
-        arith.append(f"{rec.output_tokens} tokens / {num(rec.seconds, 4)} s = {num(computed, 5)} tok/s vs "
-                     f"reported {num(reported, 5)} → {fixed(diff * 100, 1)}% apart")
+        arith.append(f"{rec.output_tokens} tokens / {compact(rec.seconds, 4)} s = {compact(computed, 5)} tok/s vs "
+                     f"reported {compact(reported, 5)} → {fixed(diff * 100, 1)}% apart")
         multi = [f"{what} {v}" for what, v in (("requests", rec.requests), ("concurrency", rec.concurrency),
                                                  ("batch", rec.batch_size)) if v is not None and v > 1]
         if rec.ttft_ms is not None and multi:
@@ -69,8 +70,8 @@ def check(ctx: CheckContext) -> Verdict:
         elif rec.ttft_ms is not None and rec.seconds > rec.ttft_ms / 1000 and rec.output_tokens > 1:
             dec = (rec.output_tokens - 1) / (rec.seconds - rec.ttft_ms / 1000)
             d2 = abs(dec / reported - 1)
-            arith.append(f"decode only: ({rec.output_tokens} − 1) / ({num(rec.seconds, 4)} − "
-                         f"{num(rec.ttft_ms / 1000, 3)}) s = {num(dec, 5)} tok/s → {fixed(d2 * 100, 1)}% apart")
+            arith.append(f"decode only: ({rec.output_tokens} − 1) / ({compact(rec.seconds, 4)} − "
+                         f"{compact(rec.ttft_ms / 1000, 3)}) s = {compact(dec, 5)} tok/s → {fixed(d2 * 100, 1)}% apart")
             diff = min(diff, d2)
         inputs["relative_difference"] = diff
         if diff > A5_WARN_DIFF:
