@@ -72,9 +72,7 @@ A5_FAIL_DIFF = 0.20
 A4_FAIL_RHO = 0.9
 A4_WARN_RHO = 0.7
 A4_MIN_N = 3
-#: A4: exact permutation p-values for n up to this (n! orderings: 8! = 40320);
-#: above it, scipy's t-approximation (which prints p = 0 for ρ = ±1 at n = 3).
-A4_EXACT_P_MAX_N = 8
+#: A4's p-values are exact up to :data:`tokcaliper.stats.covariates.EXACT_MAX_N` (8) records.
 
 #: A10: a baseline older than this (days) than the record is stale; fewer
 #: runs than M1's minimum (:data:`tokcaliper.model.warnings.M1_MIN_RUNS`) is thin.
