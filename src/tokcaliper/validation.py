@@ -1,5 +1,5 @@
 """pydantic validation errors in words a user can act on: the one translation
-(and :func:`finite_number`, the one parser of a number a user typed).
+(and :func:`as_number` / :func:`finite_number`, the one parser of a number a user gave).
 
 pydantic's own text names its internals: the union member that failed
 (``arms[0].value.str: Input should be a valid string``), the stage
@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from tokcaliper.errors import InputError
 
 
-__all__ = ["Problem", "describe", "explain", "finite_number", "loc_path", "problems", "show"]
+__all__ = ["Problem", "as_number", "describe", "explain", "finite_number", "loc_path", "problems", "show"]
 
 #: Location parts that name a union member or validator, not a key of the input.
 _TAG = re.compile(r"^(str|int|float|bool|none|bytes|list\[.*\]|dict\[.*\]|tuple\[.*\]|literal\[.*\]|"
@@ -186,6 +186,24 @@ def explain(e: ValidationError, *, what: str = "") -> str:
     return f"{loc}: {describe(first.err)}{more}"
 
 
+def as_number(v: Any) -> float:
+    """A value a user gave as a float: a number, or text that reads as one (spaces allowed).
+
+    The one parser behind :func:`finite_number` (options, CSV cells) and the record
+    importers' ``num`` (JSON values, whose finiteness the record's own fields check).
+
+    Raises:
+        ValueError: a boolean, a list, an object, text that is not a number, or an
+            integer too large for a float (caller words the message).
+    """
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise ValueError(f"not a number: {show(v)}")
+    try:
+        return float(v)
+    except (ValueError, OverflowError):
+        raise ValueError(f"not a number: {show(v)}") from None
+
+
 def finite_number(text: str, what: str) -> float:
     """A finite float from a user's text (an option part, a CSV cell).
 
@@ -197,7 +215,7 @@ def finite_number(text: str, what: str) -> float:
         InputError: ``"{what}: 'x' is not a number"`` / ``"… is not a finite number"``.
     """
     try:
-        x = float(text)
+        x = as_number(text)
     except ValueError:
         raise InputError(f"{what}: {text.strip()!r} is not a number") from None
     if not math.isfinite(x):

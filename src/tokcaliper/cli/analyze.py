@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -24,6 +23,7 @@ from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError
 from tokcaliper.numbers import num, percent
 from tokcaliper.report.output import emit
+from tokcaliper.validation import finite_number
 
 if TYPE_CHECKING:
     from tokcaliper.model.run import Run
@@ -108,14 +108,7 @@ def read_csv_table(path: Path, value: str, arm_column: Optional[str], unit: Opti
         raise InputError(f"--csv: {path} has a header but no rows")
     values: list[float] = []
     for i, row in enumerate(rows, start=2):
-        cell = (row.get(value) or "").strip()
-        try:
-            v = float(cell)
-        except ValueError:
-            raise InputError(f"--csv: {path} line {i}: {value} = {cell!r} is not a number") from None
-        if not math.isfinite(v):
-            raise InputError(f"--csv: {path} line {i}: {value} = {cell!r} is not a finite number")
-        values.append(v)
+        values.append(finite_number(row.get(value) or "", f"--csv: {path} line {i}: {value}"))
     covariates: dict[str, list[float | None]] = {}
     notes: list[str] = []
     for col in header:

@@ -33,7 +33,7 @@ from tokcaliper.audit.launch import parse_launch
 from tokcaliper.errors import InputError
 from tokcaliper.model.record import Record, SpeculativeInfo
 from tokcaliper.validation import describe as describe_error
-from tokcaliper.validation import loc_path, problems, show
+from tokcaliper.validation import as_number, loc_path, problems, show
 
 
 @runtime_checkable
@@ -120,11 +120,9 @@ def num(v: Any, field_name: str = "(number)") -> float | None:
     """
     if v is None or v == "":
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise FieldError(field_name, f"expected a number, got {show(v)}")
     try:
-        return float(v)
-    except (ValueError, OverflowError):
+        return as_number(v)
+    except ValueError:
         raise FieldError(field_name, f"expected a number, got {show(v)}") from None
 
 
