@@ -1,4 +1,5 @@
-"""``analyze``: one cloud or clumps, what explains them, and drift over run order (M2).
+"""``analyze``: why one configuration's runs spread — one cloud or clumps, what explains them,
+and drift over run order (M2). (Module ``spread``: ``experiment.analysis`` compares arms.)
 
 Pure: combines :mod:`.clumps`, :mod:`.covariates` and :mod:`.drift` into one
 :class:`Analysis` that the CLI renders as text or JSON.
