@@ -64,7 +64,7 @@ from tokcaliper.experiment.order import OrderName, run_order
 from tokcaliper.model.metrics import DEFAULT_METRIC, get_metric
 from tokcaliper.model.run import LoadConfig
 from tokcaliper.servers.url import server_url
-from tokcaliper.validation import Problem, describe, problems
+from tokcaliper.validation import Problem, and_more, describe, problems
 
 __all__ = ["LOCAL_PLACEHOLDERS", "SWEEP_AXES", "ArmSpec", "ExperimentSpec", "LoadSpec", "key_lines",
            "load_experiment", "parse_experiment", "read_experiment", "sweep_arm_name", "sweep_arms"]
@@ -917,8 +917,7 @@ def parse_experiment(text: str, source: str = "experiment file") -> ExperimentSp
         loc, msg = _message(probs[0])
         # A missing key has no line of its own: point at its table.
         line = _line_of(loc, lines)
-        more = f" (and {len(probs) - 1} more)" if len(probs) > 1 else ""
-        raise InputError(f"{source} line {line}: {_path_text(loc)}: {msg}{more}") from None
+        raise InputError(f"{source} line {line}: {_path_text(loc)}: {msg}{and_more(len(probs) - 1)}") from None
 
 
 def with_until_decided(spec: ExperimentSpec, source: str = "experiment file") -> ExperimentSpec:
