@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from tokcaliper.errors import EXIT_AUDIT_FAIL, EXIT_AUDIT_INCOMPLETE
 from tokcaliper.audit.checks import RECORD_CHECKS, CheckContext, a3_roofline, a4_batch_curve
 from tokcaliper.audit.checks.a3_roofline import Roofline
-from tokcaliper.audit.constants import DEFAULT_HOST_BANDWIDTH_GB_S, DEFAULT_HOST_BANDWIDTH_SOURCE
+from tokcaliper.audit.constants import A4_MIN_N, DEFAULT_HOST_BANDWIDTH_GB_S, DEFAULT_HOST_BANDWIDTH_SOURCE
 from tokcaliper.audit.checks._common import na, worst
 from tokcaliper.audit.facts.gpus import GPUFacts, GPUOverrides, UnknownGPUError, lookup_gpu
 from tokcaliper.audit.facts.params import ParamFacts, resolve_params
@@ -254,7 +254,7 @@ def audit_records(records: list[Record], options: AuditOptions | None = None,
         unchecked.extend(not_checked(rec, ctx))
         verdicts, roof = _record_verdicts(ctx)
         a4 = by_member.get(i) or na("A4", a4_batch_curve.TITLE,
-                                    f"fewer than {3} rated records in group {a4_batch_curve.group_key(rec)}")
+                                    f"fewer than {A4_MIN_N} rated records in group {a4_batch_curve.group_key(rec)}")
         verdicts.insert(3, a4)
         audits.append(RecordAudit(
             label=rec.label(), file=rec.provenance.get("file"), index=rec.provenance.get("index"),
