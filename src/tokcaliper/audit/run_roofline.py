@@ -220,7 +220,8 @@ def _fill(out: RunRoofline, run: Run, roof: Roofline, ctx) -> None:  # type: ign
         if not out.spec_gb_s and run.host is not None and not run.host.gpus:
             # no CPU table: the audit's assumed host bandwidth stands in, said as such
             out.spec_gb_s = DEFAULT_HOST_BANDWIDTH_GB_S
-            out.spec_source = f"no spec-sheet table for CPUs; A3's assumed host bandwidth: {DEFAULT_HOST_BANDWIDTH_SOURCE}"
+            out.spec_source = ("no spec-sheet table for CPUs; A3's assumed host bandwidth: "
+                               f"{DEFAULT_HOST_BANDWIDTH_SOURCE}")
         if out.spec_gb_s:
             out.spec_bound_tok_s = roof.bound_tok_s * out.spec_gb_s / ctx.gpu.achievable_gb_s
             out.spec_fraction = roof.claim_tok_s / out.spec_bound_tok_s

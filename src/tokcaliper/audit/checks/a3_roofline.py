@@ -198,10 +198,12 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
             doubts.append(f"the launch command loads '{ctx.launch.model_path.split('/')[-1]}' "
                           f"({compact(loaded.total / 1e9, 3)}B), not {compact(pf.total / 1e9, 3)}B")
         if doubts:
-            uncertain.append(f"weights ({compact(fit.weights_gb, 3)} GB) exceed GPU memory ({compact(fit.memory_gb, 3)} GB) "
+            uncertain.append(f"weights ({compact(fit.weights_gb, 3)} GB) exceed GPU memory "
+                             f"({compact(fit.memory_gb, 3)} GB) "
                              f"with every layer on the GPU, but {'; '.join(doubts)}")
         else:
-            memory_fail = (f"weights {compact(fit.weights_gb, 3)} GB cannot fit {compact(fit.memory_gb, 4)} GB of GPU memory, "
+            memory_fail = (f"weights {compact(fit.weights_gb, 3)} GB cannot fit "
+                           f"{compact(fit.memory_gb, 4)} GB of GPU memory, "
                            f"yet the launch command puts every layer on the GPU ({fit.placement.why})")
     elif fit is not None and fit.placement.all_on_gpu is False and fit.placement.host_fraction:
         host_fraction = fit.placement.host_fraction
@@ -216,8 +218,10 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
     if ctx.gpu.bandwidth_arithmetic and ctx.gpu.achievable_gb_s is None:
         arith.append(f"bandwidth = {ctx.gpu.bandwidth_arithmetic}")
     arith += [
-        f"bytes per token = {compact(params / 1e9, 4)}e9 params [{basis}] × {compact(bpp, 4)} B = {compact(weight_gb, 3)} GB",
-        f"roofline = {compact(bw, 4)} GB/s × {parallel} / {compact(weight_gb, 3)} GB = {compact(gpu_bound, 3)} tok/s ({split_line})",
+        f"bytes per token = {compact(params / 1e9, 4)}e9 params [{basis}] × {compact(bpp, 4)} B = "
+        f"{compact(weight_gb, 3)} GB",
+        f"roofline = {compact(bw, 4)} GB/s × {parallel} / {compact(weight_gb, 3)} GB = "
+        f"{compact(gpu_bound, 3)} tok/s ({split_line})",
     ]
     if fit is not None:
         arith += [f"memory: {line}" for line in fit.arithmetic]
@@ -248,7 +252,8 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
         roof.al_realistic = al_r
         roof.bound_spec_tok_s = bound * al_r
         arith.append(f"realistic AL = {ral.arithmetic}")
-        arith.append(f"speculative roofline = {compact(bound, 4)} × {compact(al_r, 3)} = {compact(bound * al_r, 3)} tok/s; "
+        arith.append(f"speculative roofline = {compact(bound, 4)} × {compact(al_r, 3)} = "
+                     f"{compact(bound * al_r, 3)} tok/s; "
                      f"claim / that = {compact(claim / (bound * al_r), 3)}")
         sources.append(DFLASH_SOURCE)
     roof.memory_fail = memory_fail
@@ -300,7 +305,8 @@ def verdict(roof: Roofline | None, why: str | None = None) -> Verdict:
             summary += ": faster than memory bandwidth allows"
         elif roof.firm:
             status, code = Status.WARN, "above_within_precision"
-            summary = (f"claim is {compact(r, 3)}× the {which} {compact(roof.effective_bound, 3)} tok/s: over the bound, "
+            summary = (f"claim is {compact(r, 3)}× the {which} {compact(roof.effective_bound, 3)} tok/s: "
+                       "over the bound, "
                        f"but within the {round((A3_FAIL_ABOVE - 1) * 100)}% precision of the inputs")
         else:
             status, code = Status.WARN, "above_uncertain"

@@ -71,7 +71,8 @@ def check(ctx: CheckContext) -> Verdict:
             dec = (rec.output_tokens - 1) / (rec.seconds - rec.ttft_ms / 1000)
             d2 = abs(dec / reported - 1)
             arith.append(f"decode only: ({rec.output_tokens} − 1) / ({compact(rec.seconds, 4)} − "
-                         f"{compact(rec.ttft_ms / 1000, 3)}) s = {compact(dec, 5)} tok/s → {fixed(d2 * 100, 1)}% apart")
+                         f"{compact(rec.ttft_ms / 1000, 3)}) s = {compact(dec, 5)} tok/s → "
+                         f"{fixed(d2 * 100, 1)}% apart")
             diff = min(diff, d2)
         inputs["relative_difference"] = diff
         if diff > A5_WARN_DIFF:
