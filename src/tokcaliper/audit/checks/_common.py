@@ -38,6 +38,34 @@ class CheckContext:
     host_bandwidth_source: str = "default"
 
 
+@dataclass
+class FindingLog:
+    """A check's findings as it makes them, and the status they add up to.
+
+    ``add("ttft_empty", Status.WARN, "TTFT empty: …")`` records the finding
+    ``"<check>.ttft_empty"`` with its figures (keyword arguments); ``note(status)``
+    counts a status that needs no sentence of its own. :attr:`status` is the worst.
+    """
+
+    check: str
+    findings: list[Finding] = field(default_factory=list)
+    statuses: list[Status] = field(default_factory=list)
+
+    def add(self, code: str, status: Status, text: str, **figures: object) -> None:
+        """Record finding ``<check>.<code>`` with ``status``, its sentence and its figures."""
+        self.statuses.append(status)
+        self.findings.append(Finding(code=f"{self.check}.{code}", status=status, text=text, figures=figures))
+
+    def note(self, status: Status) -> None:
+        """Count ``status`` without a finding (a passed sub-check that says nothing)."""
+        self.statuses.append(status)
+
+    @property
+    def status(self) -> Status:
+        """The most severe status recorded (:func:`worst`)."""
+        return worst(self.statuses)
+
+
 def worst(statuses: list[Status]) -> Status:
     """The most severe status: fail > warn > pass > n/a."""
     order = [Status.FAIL, Status.WARN, Status.PASS, Status.NA]

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from tokcaliper.audit.checks._common import CheckContext, na, worst
+from tokcaliper.audit.checks._common import CheckContext, FindingLog, na
 from tokcaliper.audit.constants import A10_STALE_DAYS
 from tokcaliper.model.warnings import M1_MIN_RUNS
-from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.model.verdict import Status, Verdict
 from tokcaliper.numbers import compact
 
 CHECK, TITLE = "A10", "baseline carries its conditions"
@@ -36,12 +36,9 @@ def check(ctx: CheckContext) -> Verdict:
         return na(CHECK, TITLE, "no baseline used as a denominator")
     missing = [n for n, v in (("power cap", b.power_cap_w), ("warmed up or not", b.warmed_up),
                               ("number of runs", b.n_runs), ("measurement date", b.measured_at)) if v is None]
-    statuses: list[Status] = []
-    findings: list[Finding] = []
+    log = FindingLog(CHECK)
+    found = log.add
 
-    def found(code: str, status: Status, text: str, **figures: object) -> None:
-        statuses.append(status)
-        findings.append(Finding(code=f"{CHECK}.{code}", status=status, text=text, figures=figures))
     arith = [f"baseline {compact(b.tok_s, 4)} tok/s ({b.description or 'no description'}); conditions: "
              f"power cap {compact(b.power_cap_w, 4) if b.power_cap_w else '—'} W, warmed up {b.warmed_up}, "
              f"runs {b.n_runs}, measured {b.measured_at or '—'}"]
@@ -56,8 +53,8 @@ def check(ctx: CheckContext) -> Verdict:
         arith.append(f"age = {d_rec} − {d_base} = {age} days (stale beyond {A10_STALE_DAYS})")
         if age > A10_STALE_DAYS:
             found("stale", Status.WARN, f"baseline is {age} days older than the record: re-measure it", age_days=age)
-    if not statuses:
+    if not log.statuses:
         found("complete", Status.PASS, "baseline carries its conditions")
-    return Verdict(check=CHECK, title=TITLE, status=worst(statuses), findings=findings,
+    return Verdict(check=CHECK, title=TITLE, status=log.status, findings=log.findings,
                    arithmetic=arith, inputs=b.model_dump(),
                    sources=["METHODS.md A10", f"runs ≥ {M1_MIN_RUNS}: METHODS.md M1"])

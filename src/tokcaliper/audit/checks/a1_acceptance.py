@@ -29,7 +29,7 @@ Formulas:
 from __future__ import annotations
 
 from tokcaliper import numbers as fmt
-from tokcaliper.audit.checks._common import CheckContext, na, worst
+from tokcaliper.audit.checks._common import CheckContext, FindingLog, na
 from tokcaliper.audit.constants import (
     A1_ALL_ACCEPTED_ALPHA,
     A1_FAIL_P,
@@ -122,12 +122,9 @@ def check(ctx: CheckContext) -> Verdict:
         return na(CHECK, TITLE, "speculative decoding used, but neither AL nor drafted/accepted counts "
                   "were published", inputs)
     arith: list[str] = []
-    statuses: list[Status] = []
-    findings: list[Finding] = []
+    log = FindingLog(CHECK)
+    found = log.add
 
-    def found(code: str, status: Status, text: str, **figures: object) -> None:
-        statuses.append(status)
-        findings.append(Finding(code=f"{CHECK}.{code}", status=status, text=text, figures=figures))
 
     inputs["al_convention"] = "bonus token included (1 ≤ AL ≤ k+1)"
     if al is not None and al < 1:
@@ -201,10 +198,10 @@ def check(ctx: CheckContext) -> Verdict:
             elif rate >= A1_WARN_P:
                 found("rate_high", Status.WARN, f"acceptance rate {fixed(rate)} ≥ {A1_WARN_P}", acceptance_rate=rate)
             else:
-                statuses.append(Status.PASS)
-    if not findings:
-        findings.append(Finding(code=f"{CHECK}.plausible", status=Status.PASS, text="acceptance figures are plausible"))
-    return Verdict(check=CHECK, title=TITLE, status=worst(statuses), findings=findings, arithmetic=arith,
+                log.note(Status.PASS)
+    if not log.findings:
+        found("plausible", Status.PASS, "acceptance figures are plausible")
+    return Verdict(check=CHECK, title=TITLE, status=log.status, findings=log.findings, arithmetic=arith,
                    inputs=inputs,
                    sources=[DFLASH_SOURCE, GOLDEN_AL_SOURCE,
                             "p model: Leviathan et al. 2023, E[tokens/step] = (1 − p^(k+1)) / (1 − p)"])

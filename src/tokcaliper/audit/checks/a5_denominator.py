@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 
 from tokcaliper import numbers as fmt
-from tokcaliper.audit.checks._common import CheckContext, worst
+from tokcaliper.audit.checks._common import CheckContext, FindingLog
 from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.constants import A5_FAIL_DIFF, A5_WARN_DIFF
-from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.model.verdict import Status, Verdict
 from tokcaliper.numbers import compact, fixed
 
 CHECK, TITLE = "A5", "what the denominator left out"
@@ -35,13 +35,10 @@ _CACHE_NOTE = re.compile(r"(prefill|prompt)[^.;\n]{0,40}(cache|cached)|(cache|ca
 def check(ctx: CheckContext) -> Verdict:
     """A5 verdict: warn on omissions; fail when tokens ÷ seconds is > 20 % off the reported rate."""
     rec = ctx.record
-    statuses: list[Status] = []
-    findings: list[Finding] = []
+    log = FindingLog(CHECK)
+    found = log.add
     arith: list[str] = []
 
-    def found(code: str, status: Status, text: str, **figures: object) -> None:
-        statuses.append(status)
-        findings.append(Finding(code=f"{CHECK}.{code}", status=status, text=text, figures=figures))
     reported = record_rate(rec, "throughput")
     inputs = {"ttft_ms": rec.ttft_ms, "output_tokens": rec.output_tokens, "seconds": rec.seconds,
               "requests": rec.requests,
@@ -81,8 +78,8 @@ def check(ctx: CheckContext) -> Verdict:
         else:
             found("rate_matches", Status.PASS, f"tokens ÷ seconds matches the reported rate ({fmt.percent(diff)})",
                   relative_difference=diff)
-    if not findings:
+    if not log.findings:
         found("complete", Status.PASS, "complete")
-    return Verdict(check=CHECK, title=TITLE, status=worst(statuses), findings=findings,
+    return Verdict(check=CHECK, title=TITLE, status=log.status, findings=log.findings,
                    arithmetic=arith, inputs=inputs,
                    sources=["METHODS.md A5; bands: pass ≤ 5%, warn ≤ 20%, fail > 20%"])

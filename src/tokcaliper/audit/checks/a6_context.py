@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 
-from tokcaliper.audit.checks._common import CheckContext, worst
-from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.audit.checks._common import CheckContext, FindingLog
+from tokcaliper.model.verdict import Status, Verdict
 
 CHECK, TITLE = "A6", "context of the number"
 
@@ -57,13 +57,10 @@ def classify_version(version: str | None) -> tuple[str, list[str]]:
 def check(ctx: CheckContext) -> Verdict:
     """A6 verdict: warn on missing batch context, fork/local/missing versions, no launch command."""
     rec = ctx.record
-    statuses: list[Status] = []
-    findings: list[Finding] = []
+    log = FindingLog(CHECK)
+    found = log.add
     arith: list[str] = []
 
-    def found(code: str, status: Status, text: str, **figures: object) -> None:
-        statuses.append(status)
-        findings.append(Finding(code=f"{CHECK}.{code}", status=status, text=text, figures=figures))
     kind, reasons = classify_version(rec.engine.version)
     inputs = {"batch_size": rec.batch_size, "concurrency": rec.concurrency, "engine": rec.engine.name,
               "engine_version": rec.engine.version, "version_kind": kind,
@@ -85,5 +82,5 @@ def check(ctx: CheckContext) -> Verdict:
         found("version_dev", Status.WARN, reasons[0])
     if not rec.launch_command:
         found("no_launch_command", Status.WARN, "no launch command: nothing about the configuration can be checked")
-    return Verdict(check=CHECK, title=TITLE, status=worst(statuses), findings=findings,
+    return Verdict(check=CHECK, title=TITLE, status=log.status, findings=log.findings,
                    arithmetic=arith, inputs=inputs, sources=["METHODS.md A6"])
