@@ -16,6 +16,9 @@ Conventions
 - Ratios: three decimals below 10 (``1.077``: the deviation from 1 is read to
   0.1%), else three significant digits.
 - Seconds scale to ms / µs / ns below 1 s (``0.0123`` s → ``12.3 ms``).
+- Inside a sentence or an arithmetic line (the audit's verdicts), :func:`compact`:
+  no thousands separator, trailing zeros dropped (``2``, ``0.5``, ``12346``),
+  scientific from 1e9 (``1.00e+308``); :func:`fixed` for a fixed number of decimals.
 - A value with its uncertainty follows the metrology habit (GUM, JCGM 100:2008
   §7.2.6): the standard deviation to two significant digits and the mean to the
   same decimal place, then n and the CV: ``85.5 ± 3.8 (n=5, CV 4.4%)``.
@@ -27,8 +30,11 @@ import math
 from collections.abc import Iterable
 
 __all__ = [
+    "COMPACT_SCI_ABOVE",
     "DASH",
+    "compact",
     "display_scale",
+    "fixed",
     "num",
     "p_value",
     "percent",
@@ -116,6 +122,49 @@ def num(x: float | None, sig: int = 3, *, min_decimals: int = 0, signed: bool = 
         frac = frac.ljust(min_decimals, "0")
         text = whole + ("." + frac if frac else "")
     return text
+
+
+#: :func:`compact` prints magnitudes at or above this in scientific notation (``1.00e+308``,
+#: not 309 digits): a figure inside a sentence stays short.
+COMPACT_SCI_ABOVE = 1e9
+
+
+def compact(x: float | None, sig: int = 3) -> str:
+    """A figure inside a sentence or an arithmetic line: ``sig`` significant digits, short.
+
+    No thousands separator and no trailing zeros (``compact(2.0) == "2"``,
+    ``compact(0.5) == "0.5"``, ``compact(12345.6) == "12346"``); whole numbers
+    below 1e7 print whole; magnitudes at or above :data:`COMPACT_SCI_ABOVE` or
+    below 1e-4 print in scientific notation with ``sig`` digits
+    (``compact(1e308) == "1.00e+308"``). ``None``, NaN and ±inf → ``"—"``.
+
+    Raises:
+        ValueError: ``sig`` < 1.
+    """
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return DASH
+    if sig < 1:
+        raise ValueError(f"sig must be >= 1, got {sig}")
+    if x == 0:
+        return "0"
+    if abs(x) >= COMPACT_SCI_ABOVE or abs(x) < _SMALLEST_FIXED:
+        return f"{x:.{max(sig - 1, 0)}e}"
+    if float(x).is_integer() and abs(x) < 1e7:
+        return str(int(x))
+    return num(x, sig, grouping=False, trim=True)
+
+
+def fixed(x: float, decimals: int = 3) -> str:
+    """``x`` with a fixed number of ``decimals`` (a ratio: ``fixed(0.1723) == "0.172"``).
+
+    At or above :data:`COMPACT_SCI_ABOVE` it is :func:`compact` (scientific, 3 digits);
+    NaN and ±inf → ``"—"``.
+    """
+    if not math.isfinite(x):
+        return DASH
+    if abs(x) >= COMPACT_SCI_ABOVE:
+        return compact(x, 3)
+    return f"{x:.{decimals}f}"
 
 
 def percent(fraction: float | None, *, decimals: int = 1, signed: bool = False) -> str:

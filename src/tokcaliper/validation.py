@@ -1,5 +1,5 @@
 """pydantic validation errors in words a user can act on: the one translation
-(and :func:`finite_number`, the one parser of a number a user typed).
+(and :func:`as_number` / :func:`finite_number`, the one parser of a number a user gave).
 
 pydantic's own text names its internals: the union member that failed
 (``arms[0].value.str: Input should be a valid string``), the stage
@@ -30,7 +30,8 @@ from pydantic import ValidationError
 from tokcaliper.errors import InputError
 
 
-__all__ = ["Problem", "describe", "explain", "finite_number", "loc_path", "problems", "show"]
+__all__ = ["Problem", "and_more", "as_number", "describe", "explain", "finite_number", "loc_path", "must_be",
+           "problems", "show"]
 
 #: Location parts that name a union member or validator, not a key of the input.
 _TAG = re.compile(r"^(str|int|float|bool|none|bytes|list\[.*\]|dict\[.*\]|tuple\[.*\]|literal\[.*\]|"
@@ -79,9 +80,28 @@ def _bound(v: Any) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-#: pydantic's bound error types → (the sign printed, the context key of the bound).
-_BOUNDS = {"greater_than": (">", "gt"), "greater_than_equal": ("≥", "ge"),
-           "less_than_equal": ("≤", "le"), "less_than": ("<", "lt")}
+#: pydantic's bound error types → the context key of the bound (:func:`must_be` prints it).
+_BOUNDS = {"greater_than": "gt", "greater_than_equal": "ge", "less_than_equal": "le", "less_than": "lt"}
+
+
+def must_be(got: Any, *, whole: bool = False, **bounds: float) -> str:
+    """The one phrasing of a bound a value broke: ``"must be ≥ 2, got 1"``,
+    ``"must be a whole number ≥ 1 and ≤ 1099511627776, got 0"``.
+
+    Args:
+        got: the value given (shown with :func:`show`).
+        whole: the value must be a whole number.
+        bounds: any of ``gt``, ``ge``, ``lt``, ``le`` (pydantic's names), in that order.
+    """
+    signs = {"gt": ">", "ge": "≥", "lt": "<", "le": "≤"}
+    words = ["a whole number"] if whole else []
+    words += [" and ".join(f"{signs[k]} {_bound(bounds[k])}" for k in signs if bounds.get(k) is not None)]
+    return f"must be {' '.join(w for w in words if w)}, got {show(got)}"
+
+
+def and_more(n: int) -> str:
+    """``" (and 2 more)"`` after the first of ``n + 1`` problems; ``""`` when ``n`` is 0."""
+    return f" (and {n} more)" if n > 0 else ""
 
 
 def describe(err: dict[str, Any]) -> str:
@@ -101,8 +121,7 @@ def describe(err: dict[str, Any]) -> str:
     if t in ("int_parsing", "int_type", "int_from_float", "int_parsing_size"):
         return f"expected a whole number, got {got}"
     if t in _BOUNDS:
-        sign, key = _BOUNDS[t]
-        return f"must be {sign} {_bound(ctx.get(key))}, got {got}"
+        return must_be(raw, **{_BOUNDS[t]: ctx.get(_BOUNDS[t])})
     if t == "finite_number":
         return f"must be a finite number, got {got}"
     if t == "extra_forbidden":
@@ -182,8 +201,25 @@ def explain(e: ValidationError, *, what: str = "") -> str:
         return "invalid value"
     first = probs[0]
     loc = loc_path(first.loc) or what or "(top level)"
-    more = f" (and {len(probs) - 1} more)" if len(probs) > 1 else ""
-    return f"{loc}: {describe(first.err)}{more}"
+    return f"{loc}: {describe(first.err)}{and_more(len(probs) - 1)}"
+
+
+def as_number(v: Any) -> float:
+    """A value a user gave as a float: a number, or text that reads as one (spaces allowed).
+
+    The one parser behind :func:`finite_number` (options, CSV cells) and the record
+    importers' ``num`` (JSON values, whose finiteness the record's own fields check).
+
+    Raises:
+        ValueError: a boolean, a list, an object, text that is not a number, or an
+            integer too large for a float (caller words the message).
+    """
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise ValueError(f"not a number: {show(v)}")
+    try:
+        return float(v)
+    except (ValueError, OverflowError):
+        raise ValueError(f"not a number: {show(v)}") from None
 
 
 def finite_number(text: str, what: str) -> float:
@@ -197,7 +233,7 @@ def finite_number(text: str, what: str) -> float:
         InputError: ``"{what}: 'x' is not a number"`` / ``"… is not a finite number"``.
     """
     try:
-        x = float(text)
+        x = as_number(text)
     except ValueError:
         raise InputError(f"{what}: {text.strip()!r} is not a number") from None
     if not math.isfinite(x):

@@ -131,7 +131,7 @@ def test_bad_csv_input_is_one_line_exit_2(tmp_path, capsys):
     f = tmp_path / "bad.csv"
     f.write_text("tok_s,clk\n1,2\nfast,3\n")
     rc, _, err = cli(capsys, "analyze", "--csv", str(f), "--value", "tok_s")
-    assert rc == 2 and "line 3: tok_s = 'fast' is not a number" in one_error_line(err)
+    assert rc == 2 and "line 3: tok_s: 'fast' is not a number" in one_error_line(err)
     rc, _, err = cli(capsys, "analyze", "--csv", str(f), "--value", "nope")
     assert rc == 2 and "has no column 'nope'" in one_error_line(err)
     rc, _, err = cli(capsys, "analyze", "--csv", str(tmp_path / "none.csv"), "--value", "x")

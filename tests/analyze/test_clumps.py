@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tokcaliper.errors import InputError
-from tokcaliper.stats.analysis import analyze_values
+from tokcaliper.stats.spread import analyze_values
 from tokcaliper.stats.clumps import best_split, split_p_values, split_r2
 from tokcaliper.stats.covariates import spearman
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tokcaliper.errors import InputError
-from tokcaliper.stats.analysis import analyze_values
+from tokcaliper.stats.spread import analyze_values
 from tokcaliper.stats.drift import INTERLEAVE_ADVICE, mann_kendall
 
 

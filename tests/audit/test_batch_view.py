@@ -51,3 +51,26 @@ def test_finding_on_every_record_of_a_source_is_said_once():
     for a in board:
         assert a.status == max((v.status for v in a.verdicts if v.check not in a.source_wide),
                                key=[Status.NA, Status.PASS, Status.WARN, Status.FAIL].index)
+
+
+def test_a_finding_containing_a_semicolon_is_lifted_whole():
+    # Issue 24: findings used to be joined with "; " and split again, so A3's warning
+    # "… but not called impossible: dense or mixture-of-experts unknown; split mode unknown"
+    # came back as two source-wide findings, the second a fragment without its claim.
+    recs = []
+    for i in range(3):
+        r = _rec(i, "SomeLab/Mystery-30B", 150)
+        r.hardware.gpu_count = 2  # no split mode: "split mode unknown" joins the uncertainties
+        recs.append(r)
+    rep = audit_records(recs)
+    a3 = [f for f in rep.source_findings if f.check == "A3"]
+    assert len(a3) == 1, [f.summary for f in a3]
+    text = a3[0].summary
+    assert text.startswith("claim is ") and "but not called impossible: " in text
+    assert text.endswith("dense or mixture-of-experts unknown; split mode unknown")
+    assert a3[0].records == 3 and all("A3" in a.source_wide for a in rep.records)
+    v = next(v for v in rep.records[0].verdicts if v.check == "A3")
+    assert [f.text for f in v.findings] == [text] and v.findings[0].code == "A3.above_uncertain"
+    assert v.inputs["source_wide_findings"] == [text]
+    # the ranked list no longer carries a source-wide warning
+    assert rep.suspects == []

@@ -28,6 +28,13 @@ def test_audit_json_same_figures(capsys):
     counts = {c["check"]: c for c in doc["summary"]}
     assert counts["A1"]["fail"] == 1 and counts["A3"]["fail"] == 1
     assert doc["exit_code"] == 10
+    # issue 24: each verdict lists its typed findings; the summary stays, joined from them
+    (f,) = a3["findings"]
+    assert f["code"] == "A3.above_roofline" and f["status"] == "fail" and f["text"] == a3["summary"]
+    assert round(f["figures"]["over_bound"], 2) == 2.99  # claim ÷ the speculative roofline (× AL 5.46)
+    assert "roofline" not in doc["records"][0]
+    a5 = next(v for v in doc["records"][0]["verdicts"] if v["check"] == "A5")
+    assert a5["summary"] == "; ".join(x["text"] for x in a5["findings"]) and len(a5["findings"]) >= 1
 
 
 def test_audit_public_batch_summary(capsys):
@@ -148,3 +155,13 @@ def test_diff_same_record_comparable(capsys):
 def test_diff_needs_index_for_batches(capsys):
     assert main(["diff", LM, EXAMPLE]) == 2
     assert "pick one with" in capsys.readouterr().err
+
+
+def test_host_bandwidth_help_states_the_constant_a3_uses():
+    # The help text repeats the figure (the CLI does not import the audit at start-up).
+    import inspect
+
+    from tokcaliper.audit.constants import DEFAULT_HOST_BANDWIDTH_GB_S
+    from tokcaliper.cli import audit as cli_audit
+
+    assert f"default {DEFAULT_HOST_BANDWIDTH_GB_S:g} GB/s" in inspect.getsource(cli_audit)

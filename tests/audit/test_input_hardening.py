@@ -15,8 +15,6 @@ import pytest
 
 from tokcaliper.audit import audit_files, diff_files
 from tokcaliper.audit.checks import a1_acceptance, a2_power, a5_denominator
-from tokcaliper.audit.checks._common import num
-from tokcaliper.audit.checks.a4_batch_curve import spearman
 from tokcaliper.audit.facts.gpus import GPUOverrides
 from tokcaliper.audit.importers import human_bytes, load_records, record_from_row
 from tokcaliper.audit.runner import AuditOptions, build_context
@@ -24,6 +22,8 @@ from tokcaliper.cli import main
 from tokcaliper.errors import InputError
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Status
+from tokcaliper.numbers import compact
+from tokcaliper.stats.covariates import spearman
 
 from .conftest import PUBLIC
 
@@ -235,7 +235,7 @@ def test_max_bytes_validated_and_sizes_in_units(tmp_path, capsys):
 
 
 def test_huge_values_print_in_scientific_notation(tmp_path, capsys):
-    assert num(1e308) == "1.00e+308" and num(2.5e9, 4) == "2.500e+09" and num(123456.0) == "123456"
+    assert compact(1e308) == "1.00e+308" and compact(2.5e9, 4) == "2.500e+09" and compact(123456.0) == "123456"
     p = _write(tmp_path, "huge.json", json.dumps([dict(GOOD, tok_s_decode=1e308, power_w=[1e300])]))
     assert main(["audit", str(p)]) == 10
     out = capsys.readouterr().out
@@ -280,7 +280,15 @@ def test_quant_not_inferred_when_given_or_ambiguous():
 
 def test_spearman_exact_p_small_n():
     rho, p, how = spearman([4, 16, 64], [46.8, 29.7, 11.4])
-    assert rho == pytest.approx(-1.0) and p == pytest.approx(2 / 6) and how == "exact"
+    assert rho == pytest.approx(-1.0) and p == pytest.approx(2 / 6) and how == "exact permutation"
+    # A4 reads the same function (one Spearman, stats.covariates) and prints its exact p
+    from tokcaliper.audit.checks.a4_batch_curve import check_batch
+
+    recs = [Record.model_validate({"model": {"name": "m"}, "hardware": {"gpu_name": "RTX 4090"},
+                                   "tok_s_decode": t, "speculative": {"method": "draft", "window_k": k}})
+            for k, t in ((4, 46.8), (16, 29.7), (64, 11.4))]
+    (curve,) = check_batch(recs)
+    assert "ρ(tok/s, draft window k) = -1.000 (exact p = 0.33, n = 3)" in curve.verdict.arithmetic[0]
 
 
 # 11 ----------------------------------------------------------------- A5 aggregates

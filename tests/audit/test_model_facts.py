@@ -139,3 +139,20 @@ def test_partial_offload_uses_the_offload_roofline():
     v3 = a3(r.model_copy(update={"tok_s_decode": 10.0}), host_bandwidth_gb_s=800.0)
     assert any("--host-bandwidth" in s for s in v3.sources)
     assert v3.inputs["claim_over_roofline"] < v2.inputs["claim_over_roofline"]
+
+
+def test_ngl_equal_to_the_layer_count_is_not_called_offload():
+    # Issue 24: "-ngl < 30" used to mean "layers may stay in host memory", so every
+    # 28-layer model fully on the GPU got that note; the memory check reads the layer count.
+    from tokcaliper.audit.importers.base import fill_from_launch
+
+    full = fill_from_launch(rec("meta-llama/Llama-3.2-3B-Instruct", 60,
+                                cmd="llama-server -m Llama-3.2-3B-Instruct-Q4_K_M.gguf -ngl 28 -c 4096"))
+    assert not any("host memory" in n for n in full.provenance["assumptions"]), full.provenance["assumptions"]
+    v = a3(full)
+    assert v.inputs["host_fraction"] is None and "-ngl 28: every layer on the GPU" in "\n".join(v.arithmetic)
+    part = rec("meta-llama/Llama-3.2-3B-Instruct", 60,
+               cmd="llama-server -m Llama-3.2-3B-Instruct-Q4_K_M.gguf -ngl 21 -c 4096")
+    v = a3(part)
+    assert v.inputs["host_fraction"] == pytest.approx(7 / 28)
+    assert "-ngl 21 of 28 layers: 7 layers in host memory" in "\n".join(v.arithmetic)

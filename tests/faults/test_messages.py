@@ -113,6 +113,24 @@ def test_one_translation_collapses_union_members():
     assert explain(info.value) == "value: must be a finite number, got nan"
 
 
+def test_a_bound_reads_the_same_in_records_experiment_files_and_model_configs():
+    # Issue 24: one phrasing of a broken bound (validation.must_be) and of "N more".
+    from tokcaliper.audit.facts.params import params_from_config
+    from tokcaliper.audit.importers import record_from_row
+    from tokcaliper.errors import InputError
+    from tokcaliper.experiment.spec import parse_experiment
+
+    _, problem = record_from_row({**_rec(0), "tok_s_decode": -1})
+    with pytest.raises(InputError) as exp_err:
+        parse_experiment(EXP_HEAD.replace("runs_per_arm = 2", "runs_per_arm = 0") + ARM.format(name="a")
+                         + ARM.format(name="b"))
+    with pytest.raises(InputError) as cfg_err:
+        params_from_config({"hidden_size": 0, "num_hidden_layers": 2, "vocab_size": 10})
+    assert "batch_size: must be ≥ 1, got 0 (and 1 more)" in str(problem), str(problem)
+    assert "runs_per_arm: must be ≥ 2, got 0" in str(exp_err.value), str(exp_err.value)
+    assert str(cfg_err.value).endswith("hidden_size must be a whole number ≥ 1, got 0")
+
+
 # ---------------------------------------------------------------- 24: damaged rows
 
 @pytest.mark.parametrize("column, value", [

@@ -110,7 +110,7 @@ def test_the_split_null_is_simulated_in_bounded_memory():
 
 def test_analyze_refuses_more_runs_than_it_takes():
     from tokcaliper.errors import InputError
-    from tokcaliper.stats.analysis import MAX_RUNS, analyze_values
+    from tokcaliper.stats.spread import MAX_RUNS, analyze_values
 
     assert MAX_RUNS == 10_000
     values = list(500 + np.random.default_rng(1).standard_normal(MAX_RUNS + 1))

@@ -23,7 +23,7 @@ from tokcaliper.load.prompts import builtin_prompts
 from tokcaliper.model.metrics import METRICS, scalar_series
 from tokcaliper.model.run import LoadConfig
 from tokcaliper.stats.covariates import rank_covariates, run_covariates
-from tokcaliper.stats.gates import gate
+from tokcaliper.stats.gates import gate_runs
 from tokcaliper.stats.noise import noise_floor
 from tokcaliper.store import Store
 from tokcaliper.telemetry import TelemetrySampler
@@ -100,7 +100,7 @@ def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_cl
                                                 or "steal" in m.explanation)
     assert "ρ = -" in m.explanation  # slower with more foreign load
     # A run during which foreign load crossed the bound is flagged like a throttled run.
-    gates = gate(runs)
+    gates = gate_runs(runs)
     for g, f in zip(gates, foreign):
         assert any(x.code == "foreign_load" for x in g.reasons) == (f >= 0.5)
     # No run blames the client unless its own lag or CPU share shows it.

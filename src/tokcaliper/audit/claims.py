@@ -32,6 +32,7 @@ from typing import Literal
 
 from tokcaliper.audit.constants import REALISTIC_AL, REALISTIC_AL_SOURCE
 from tokcaliper.model.record import Record, SpeculativeInfo
+from tokcaliper.numbers import compact
 
 RateUse = Literal["claimed", "per_stream", "throughput"]
 
@@ -80,9 +81,7 @@ class RealisticAL:
     @property
     def arithmetic(self) -> str:
         """``"min(5.46 (DFlash GSM8K), k+1 = 9) = 5.46"`` (3 significant figures)."""
-        from tokcaliper.audit.checks._common import num
-
-        return f"min({', '.join(self.terms)}) = {num(self.al, 3)}"
+        return f"min({', '.join(self.terms)}) = {compact(self.al, 3)}"
 
 
 def realistic_al(spec: SpeculativeInfo) -> RealisticAL:
@@ -95,8 +94,6 @@ def realistic_al(spec: SpeculativeInfo) -> RealisticAL:
     Returns:
         :class:`RealisticAL`. Source of 5.46: DFlash GSM8K (METHODS.md A1, A3).
     """
-    from tokcaliper.audit.checks._common import num
-
     cands, terms = [REALISTIC_AL], [f"{REALISTIC_AL:g} ({REALISTIC_AL_SOURCE})"]
     if spec.window_k:
         cands.append(spec.window_k + 1)
@@ -104,5 +101,5 @@ def realistic_al(spec: SpeculativeInfo) -> RealisticAL:
     al = spec.al if spec.al is not None else spec.al_min
     if al is not None:
         cands.append(al)
-        terms.append(f"claimed AL {num(al, 4)}")
+        terms.append(f"claimed AL {compact(al, 4)}")
     return RealisticAL(min(cands), tuple(terms))

@@ -49,6 +49,14 @@ A2_WARN_BELOW = 0.5
 A2_WARN_ABOVE = 1.2
 A2_FAIL_ABOVE = 1.5
 
+#: A3: host memory bandwidth assumed for weights offloaded to the CPU: dual-channel
+#: DDR5-6400 = 2 channels × 8 B × 6400 MT/s = 102.4 GB/s, the fastest common desktop
+#: platform (JEDEC DDR5; a generous figure for the bound). ``--host-bandwidth`` overrides it.
+#: (cli/audit.py's help repeats the figure as text, to keep the audit out of CLI start-up;
+#: tests/audit/test_cli.py checks the two agree.)
+DEFAULT_HOST_BANDWIDTH_GB_S = 102.4
+DEFAULT_HOST_BANDWIDTH_SOURCE = "dual-channel DDR5-6400, 2 × 8 B × 6400 MT/s"
+
 #: A3: claim ÷ roofline above this is "at the ceiling" (warn); above 1.0 fail.
 A3_WARN_ABOVE = 0.9
 #: A3: fail only above this ratio. Bits per weight of K-quant mixes are approximate
@@ -64,11 +72,8 @@ A5_FAIL_DIFF = 0.20
 A4_FAIL_RHO = 0.9
 A4_WARN_RHO = 0.7
 A4_MIN_N = 3
-#: A4: exact permutation p-values for n up to this (n! orderings: 8! = 40320);
-#: above it, scipy's t-approximation (which prints p = 0 for ρ = ±1 at n = 3).
-A4_EXACT_P_MAX_N = 8
+#: A4's p-values are exact up to :data:`tokcaliper.stats.covariates.EXACT_MAX_N` (8) records.
 
 #: A10: a baseline older than this (days) than the record is stale; fewer
-#: runs than M1's minimum of 5 is thin.
+#: runs than M1's minimum (:data:`tokcaliper.model.warnings.M1_MIN_RUNS`) is thin.
 A10_STALE_DAYS = 90
-A10_MIN_RUNS = 5

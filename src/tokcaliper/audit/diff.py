@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tokcaliper.audit.checks._common import fixed, num
 from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.launch import parse_launch
 from tokcaliper.model.record import Record
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.numbers import compact, fixed
 
 
 class Knob(BaseModel):
@@ -127,18 +127,22 @@ def diff_records(a: Record, b: Record) -> DiffResult:
     ratio = rb / ra if ra and rb else None
     arith = [f"{k.name}: {k.a!r} vs {k.b!r}" for k in differing]
     if ratio is not None:
-        arith.append(f"ratio B / A = {num(rb, 4)} / {num(ra, 4)} = {fixed(ratio)}"
+        arith.append(f"ratio B / A = {compact(rb, 4)} / {compact(ra, 4)} = {fixed(ratio)}"
                      + (" (not a like-for-like figure)" if differing else ""))
     if differing:
-        summary = (f"not comparable: {len(differing)} knob(s) differ ({', '.join(k.name for k in differing)}); "
-                   "measure like for like before quoting a ratio")
         status = Status.FAIL
+        findings = [Finding(code="A7.not_comparable", status=status, figures={"differing": len(differing)},
+                            text=f"not comparable: {len(differing)} knob(s) differ "
+                                 f"({', '.join(k.name for k in differing)}); measure like for like before "
+                                 "quoting a ratio")]
     else:
-        summary = "comparable: no knob that matters differs"
-        if ratio is not None:
-            summary += f"; B/A = {fixed(ratio)} (a single cross-machine pair needs ≥ 42% at CV 15%, M10)"
         status = Status.PASS
-    v = Verdict(check="A7", title="comparable or not", status=status, summary=summary, arithmetic=arith,
+        findings = [Finding(code="A7.comparable", status=status, text="comparable: no knob that matters differs")]
+        if ratio is not None:
+            findings.append(Finding(code="A7.ratio", status=status, figures={"ratio_b_over_a": ratio},
+                                    text=f"B/A = {fixed(ratio)} (a single cross-machine pair needs ≥ 42% at "
+                                         "CV 15%, M10)"))
+    v = Verdict(check="A7", title="comparable or not", status=status, findings=findings, arithmetic=arith,
                 inputs={"differing": [k.name for k in differing]},
                 sources=["METHODS.md A7 (knobs), M10 (42% at CV 15% for single numbers)"])
     return DiffResult(a_label=a.label(), b_label=b.label(), knobs=knobs, comparable=not differing, verdict=v,

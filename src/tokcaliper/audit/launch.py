@@ -30,7 +30,9 @@ class LaunchKnobs:
         split_mode: ``layer``/``row``/``tensor``/``pipeline``/``none``.
         tensor_parallel, pipeline_parallel: vLLM/SGLang parallel sizes.
         tensor_split: llama.cpp ``-ts`` string.
-        offload: a flag that keeps weights in host memory (``-ot …=CPU``, ``--n-cpu-moe``, low ``-ngl``).
+        offload: a flag that keeps weights in host memory (``-ot …=CPU``, ``--n-cpu-moe``,
+            ``--cpu-offload-gb``). ``-ngl N`` is not one: whether N layers are all of them needs the
+            model's layer count, which :func:`tokcaliper.audit.memory.placement` has.
         spec_method, draft_max, draft_model: speculative decoding settings.
         parallel_slots: llama.cpp ``-np`` / vLLM ``--max-num-seqs``.
         temperature: ``--temp``/``--temperature``.
@@ -179,9 +181,6 @@ def _parse(cmd: str | list[str] | None) -> LaunchKnobs:
         k.offload = f"-ot {ot}"
     elif has("--n-cpu-moe", "-ncmoe", "--cpu-moe", "-cmoe", "--cpu-offload-gb"):
         k.offload = "expert/weight offload to CPU flag"
-    ngl = get("-ngl", "--gpu-layers", "--n-gpu-layers")
-    if ngl is not None and _int(ngl) is not None and _int(ngl) < 30:  # 30: below a typical model's layer count
-        k.offload = f"-ngl {ngl} (layers may stay in host memory)"
     k.gpu_layers = get("-ngl", "--gpu-layers", "--n-gpu-layers")
     k.cpu_offload_gb = _float(get("--cpu-offload-gb"))
     if k.cpu_offload_gb:

@@ -20,8 +20,9 @@ Pure arithmetic over a record, its launch knobs and its model facts:
 A record asking for every layer on the GPU whose weights exceed its GPU memory
 by more than :data:`FIT_TOLERANCE` contradicts itself. With partial offload a
 token reads the host part at host bandwidth: time per token = GPU bytes ÷
-GPU bandwidth + host bytes ÷ host bandwidth (:data:`DEFAULT_HOST_BANDWIDTH_GB_S`
-unless ``--host-bandwidth`` says otherwise).
+GPU bandwidth + host bytes ÷ host bandwidth
+(:data:`tokcaliper.audit.constants.DEFAULT_HOST_BANDWIDTH_GB_S` unless ``--host-bandwidth``
+says otherwise).
 """
 
 from __future__ import annotations
@@ -34,11 +35,6 @@ from tokcaliper.numbers import num, percent
 
 #: Weights above GPU memory × (1 + this) cannot fit (bits per weight are approximate).
 FIT_TOLERANCE = 0.05
-#: Host memory bandwidth assumed for offloaded layers: dual-channel DDR5-6400 =
-#: 2 channels × 8 B × 6400 MT/s = 102.4 GB/s, the fastest common desktop platform
-#: (JEDEC DDR5; a generous figure for the bound). Override with --host-bandwidth.
-DEFAULT_HOST_BANDWIDTH_GB_S = 102.4
-HOST_BANDWIDTH_SOURCE = ("host bandwidth {bw:g} GB/s assumed for offloaded weights ({why})")
 
 #: Bytes per KV-cache element by dtype name (llama.cpp block sizes: q8_0 34 B / 32, q4_0 18 B / 32).
 KV_BYTES = {"f32": 4.0, "f16": 2.0, "bf16": 2.0, "fp16": 2.0, "auto": 2.0, "q8_0": 34 / 32, "fp8": 1.0,
@@ -118,9 +114,8 @@ def placement(record: Record, knobs, layers: int | None, weights_gb: float, memo
     least = max(0.0, 1.0 - memory_gb / weights_gb) if weights_gb > 0 else 0.0
     engine = _engine(record, cmd)
     ngl = knobs.gpu_layers
-    offload_flag = knobs.offload if knobs.offload and not knobs.offload.startswith("-ngl") else None
-    if offload_flag:
-        return Placement(False, least, False, f"{offload_flag}: host part at least 1 − memory / weights")
+    if knobs.offload:
+        return Placement(False, least, False, f"{knobs.offload}: host part at least 1 − memory / weights")
     if engine == "llama.cpp" and ngl is not None:
         n = None
         try:

@@ -38,7 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tokcaliper.audit.checks.a3_roofline import Roofline, compute_roofline
-from tokcaliper.audit.memory import DEFAULT_HOST_BANDWIDTH_GB_S
+from tokcaliper.audit.constants import DEFAULT_HOST_BANDWIDTH_GB_S, DEFAULT_HOST_BANDWIDTH_SOURCE
 from tokcaliper.audit.runner import build_context
 from tokcaliper.errors import TokcaliperError
 from tokcaliper.model.record import EngineInfo, HardwareInfo, ModelInfo, QuantInfo, Record
@@ -220,8 +220,8 @@ def _fill(out: RunRoofline, run: Run, roof: Roofline, ctx) -> None:  # type: ign
         if not out.spec_gb_s and run.host is not None and not run.host.gpus:
             # no CPU table: the audit's assumed host bandwidth stands in, said as such
             out.spec_gb_s = DEFAULT_HOST_BANDWIDTH_GB_S
-            out.spec_source = ("no spec-sheet table for CPUs; A3's assumed host bandwidth: dual-channel "
-                               "DDR5-6400, 2 × 8 B × 6400 MT/s")
+            out.spec_source = ("no spec-sheet table for CPUs; A3's assumed host bandwidth: "
+                               f"{DEFAULT_HOST_BANDWIDTH_SOURCE}")
         if out.spec_gb_s:
             out.spec_bound_tok_s = roof.bound_tok_s * out.spec_gb_s / ctx.gpu.achievable_gb_s
             out.spec_fraction = roof.claim_tok_s / out.spec_bound_tok_s

@@ -28,15 +28,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tokcaliper.errors import EXIT_AUDIT_FAIL, EXIT_AUDIT_INCOMPLETE
-from tokcaliper.audit.checks import RECORD_CHECKS, CheckContext, a4_batch_curve
-from tokcaliper.audit.checks._common import na, num, worst
+from tokcaliper.audit.checks import RECORD_CHECKS, CheckContext, a3_roofline, a4_batch_curve
+from tokcaliper.audit.checks.a3_roofline import Roofline
+from tokcaliper.audit.constants import A4_MIN_N, DEFAULT_HOST_BANDWIDTH_GB_S, DEFAULT_HOST_BANDWIDTH_SOURCE
+from tokcaliper.audit.checks._common import na, worst
 from tokcaliper.audit.facts.gpus import GPUFacts, GPUOverrides, UnknownGPUError, lookup_gpu
 from tokcaliper.audit.facts.params import ParamFacts, resolve_params
 from tokcaliper.audit.facts.quant import bits_per_weight
 from tokcaliper.audit.launch import parse_launch
-from tokcaliper.audit.memory import DEFAULT_HOST_BANDWIDTH_GB_S
 from tokcaliper.model.record import Record
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.numbers import compact
 
 CHECK_ORDER = ("A1", "A2", "A3", "A4", "A5", "A6", "A10", "A11")
 #: A finding on every record of a source with at least this many records is said once for the source.
@@ -55,7 +57,7 @@ class AuditOptions:
         gpu: ``--bandwidth`` / ``--achievable-bandwidth`` / ``--tdp``.
         model_file: parameters read from ``--model-file`` (GGUF or config.json).
         host_bandwidth_gb_s: ``--host-bandwidth`` (GB/s) for offloaded weights; None → the default
-            (:data:`tokcaliper.audit.memory.DEFAULT_HOST_BANDWIDTH_GB_S`).
+            (:data:`tokcaliper.audit.constants.DEFAULT_HOST_BANDWIDTH_GB_S`).
     """
 
     gpu: GPUOverrides = field(default_factory=GPUOverrides)
@@ -64,7 +66,12 @@ class AuditOptions:
 
 
 class RecordAudit(BaseModel):
-    """Verdicts for one record, with what the importer assumed."""
+    """Verdicts for one record, with what the importer assumed.
+
+    ``roofline`` is A3's typed result (None when A3 could not compute a bound), which the
+    ranked list reads; it is not part of the JSON, whose A3 verdict carries the same figures.
+    ``source_wide``: checks whose every finding on this record holds for its whole source.
+    """
 
     label: str
     file: str | None = None
@@ -74,6 +81,7 @@ class RecordAudit(BaseModel):
     assumptions: list[str] = Field(default_factory=list)
     facts: dict[str, Any] = Field(default_factory=dict)
     source_wide: list[str] = Field(default_factory=list)
+    roofline: Roofline | None = Field(default=None, exclude=True)
 
 
 class CheckCount(BaseModel):
@@ -166,7 +174,7 @@ def build_context(record: Record, options: AuditOptions | None = None) -> CheckC
                            bandwidth_source=f"no spec sheet ({err})", achievable_gb_s=hw.bandwidth_measured_gb_s,
                            achievable_source=measured_src, memory_gb=hw.memory_gb)
             err = None
-    host_bw, host_src = DEFAULT_HOST_BANDWIDTH_GB_S, "default: dual-channel DDR5-6400, 2 × 8 B × 6400 MT/s"
+    host_bw, host_src = DEFAULT_HOST_BANDWIDTH_GB_S, f"default: {DEFAULT_HOST_BANDWIDTH_SOURCE}"
     if opts.host_bandwidth_gb_s is not None:
         host_bw, host_src = opts.host_bandwidth_gb_s, "--host-bandwidth"
     return CheckContext(record=record, gpu=gpu, gpu_error=err, quant=bits_per_weight(record.quantization.weights),
@@ -195,8 +203,14 @@ def _cpu_facts(record: Record, ov: GPUOverrides) -> tuple[GPUFacts | None, str |
 
 def audit_record(record: Record, options: AuditOptions | None = None) -> list[Verdict]:
     """The per-record verdicts (A4 excluded: it needs the batch)."""
-    ctx = build_context(record, options)
-    return [mod.check(ctx) for mod in RECORD_CHECKS]
+    return _record_verdicts(build_context(record, options))[0]
+
+
+def _record_verdicts(ctx: CheckContext) -> tuple[list[Verdict], Roofline | None]:
+    """The per-record verdicts in :data:`RECORD_CHECKS` order, and A3's roofline (computed once)."""
+    roof, why = a3_roofline.compute_roofline(ctx)
+    verdicts = [a3_roofline.verdict(roof, why) if mod is a3_roofline else mod.check(ctx) for mod in RECORD_CHECKS]
+    return verdicts, roof
 
 
 def _facts(ctx: CheckContext) -> dict[str, Any]:
@@ -238,14 +252,15 @@ def audit_records(records: list[Record], options: AuditOptions | None = None,
     for i, rec in enumerate(records):
         ctx = build_context(rec, options)
         unchecked.extend(not_checked(rec, ctx))
-        verdicts = [mod.check(ctx) for mod in RECORD_CHECKS]
+        verdicts, roof = _record_verdicts(ctx)
         a4 = by_member.get(i) or na("A4", a4_batch_curve.TITLE,
-                                    f"fewer than {3} rated records in group {a4_batch_curve.group_key(rec)}")
+                                    f"fewer than {A4_MIN_N} rated records in group {a4_batch_curve.group_key(rec)}")
         verdicts.insert(3, a4)
         audits.append(RecordAudit(
             label=rec.label(), file=rec.provenance.get("file"), index=rec.provenance.get("index"),
             status=worst([v.status for v in verdicts]), verdicts=verdicts,
-            assumptions=list(rec.provenance.get("assumptions", [])) + ctx.params.notes, facts=_facts(ctx)))
+            assumptions=list(rec.provenance.get("assumptions", [])) + ctx.params.notes, facts=_facts(ctx),
+            roofline=roof))
     source_findings = _lift_source_wide(audits)
     summary = []
     for code in CHECK_ORDER:
@@ -316,11 +331,12 @@ def _source_key(a: RecordAudit, rec_importer: str | None) -> str:
 def _lift_source_wide(audits: list[RecordAudit]) -> list[SourceFinding]:
     """Lift findings that hold for every record of a source; recompute each record's status without them.
 
-    A warning's summary is one or more findings joined by ``"; "``; a finding
+    A finding (same code and text, :meth:`~tokcaliper.model.verdict.Finding.same`)
     present in the WARN verdict of one check on every record of the source is
-    source-wide. It is removed from each record's summary (kept in the verdict's
-    ``inputs["source_wide_findings"]``); a verdict left with no finding of its
-    own is marked in ``RecordAudit.source_wide``.
+    source-wide. It is removed from each record's findings and summary (its text kept
+    in the verdict's ``inputs["source_wide_findings"]``); a verdict left with no finding
+    of its own keeps them and is marked in ``RecordAudit.source_wide``. Findings are
+    compared whole, so one whose text contains ``"; "`` is lifted intact.
     """
     groups: dict[str, list[RecordAudit]] = {}
     for a in audits:
@@ -333,18 +349,17 @@ def _lift_source_wide(audits: list[RecordAudit]) -> list[SourceFinding]:
             vs = [next((v for v in a.verdicts if v.check == code), None) for a in members]
             if any(v is None or v.status != Status.WARN for v in vs):
                 continue
-            parts = [[p for p in v.summary.split("; ") if p] for v in vs]
-            common = [p for p in parts[0] if all(p in q for q in parts[1:])]
+            common = [f for f in vs[0].findings if all(_holds(f, v.findings) for v in vs[1:])]
             if not common:
                 continue
             for c in common:
-                found.append(SourceFinding(source=src, check=code, status=Status.WARN, summary=c,
+                found.append(SourceFinding(source=src, check=code, status=Status.WARN, summary=c.text,
                                            records=len(members)))
-            for a, v, q in zip(members, vs, parts, strict=True):
-                rest = [p for p in q if p not in common]
-                v.inputs["source_wide_findings"] = common
+            for a, v in zip(members, vs, strict=True):
+                rest = [f for f in v.findings if not _holds(f, common)]
+                v.inputs["source_wide_findings"] = [c.text for c in common]
                 if rest:
-                    v.summary = "; ".join(rest)
+                    v.set_findings(rest)
                 else:
                     a.source_wide.append(code)
     for a in audits:
@@ -354,22 +369,23 @@ def _lift_source_wide(audits: list[RecordAudit]) -> list[SourceFinding]:
     return found
 
 
-def _bound_text(a3: Verdict) -> tuple[float | None, str | None]:
-    i = a3.inputs
-    if not i.get("roofline_tok_s"):
+def _holds(f: Finding, among: list[Finding]) -> bool:
+    """True when ``among`` has a finding saying the same as ``f``."""
+    return any(f.same(g) for g in among)
+
+
+def _bound_text(roof: Roofline | None) -> tuple[float | None, str | None]:
+    """claim ÷ the bound A3 used, and that bound with its basis in words; (None, None) without one."""
+    if roof is None:
         return None, None
-    ratio = i.get("claim_over_spec_roofline") or i.get("claim_over_roofline")
-    kind = "speculative roofline" if i.get("roofline_spec_tok_s") else (
-        "offload roofline" if i.get("host_fraction") is not None else "roofline")
-    bound = i.get("roofline_spec_tok_s") or i["roofline_tok_s"]
-    text = (f"{kind} {num(bound, 3)} tok/s: {num(i['params_read'] / 1e9, 3)}e9 params [{i['params_basis']}] × "
-            f"{num(i['bytes_per_param'], 3)} B per weight, {num(i['bandwidth_gb_s'], 4)} GB/s × "
-            f"{i['parallel_gpus']}")
-    if i.get("host_fraction") is not None:
-        text += f", {num(i['host_fraction'] * 100, 3)}% of the weights read from host memory"
-    if i.get("al_realistic"):
-        text += f", × AL {num(i['al_realistic'], 3)}"
-    return ratio, text
+    text = (f"{roof.kind} {compact(roof.effective_bound, 3)} tok/s: {compact(roof.params_read / 1e9, 3)}e9 params "
+            f"[{roof.params_basis}] × {compact(roof.bytes_per_param, 3)} B per weight, "
+            f"{compact(roof.bandwidth_gb_s, 4)} GB/s × {roof.parallel}")
+    if roof.host_fraction is not None:
+        text += f", {compact(roof.host_fraction * 100, 3)}% of the weights read from host memory"
+    if roof.al_realistic:
+        text += f", × AL {compact(roof.al_realistic, 3)}"
+    return roof.over_bound, text
 
 
 def rank_suspects(audits: list[RecordAudit]) -> list[Suspect]:
@@ -385,14 +401,14 @@ def rank_suspects(audits: list[RecordAudit]) -> list[Suspect]:
         warns = [v for v in own if v.status == Status.WARN]
         if not fails and not any(v.check in RANKED_CHECKS for v in warns):
             continue
-        a3 = next((v for v in a.verdicts if v.check == "A3"), None)
-        ratio, bound = _bound_text(a3) if a3 is not None else (None, None)
-        if a3 is not None and a3.inputs.get("memory_fail"):
+        ratio, bound = _bound_text(a.roofline)
+        memory_fail = bool(a.roofline is not None and a.roofline.memory_fail)
+        if memory_fail:
             ratio = ratio if ratio is not None else 0.0
         order = {c: k for k, c in enumerate(RANKED_CHECKS)}
         warns.sort(key=lambda v: order.get(v.check, 9))
         reasons = [f"{v.check}: {v.summary}" for v in fails + warns]
-        key = (len(fails) > 0, bool(a3 is not None and a3.inputs.get("memory_fail")), ratio or 0.0, len(warns))
+        key = (len(fails) > 0, memory_fail, ratio or 0.0, len(warns))
         rows.append((key, pos, Suspect(label=a.label, fails=len(fails), warns=len(warns), reasons=reasons,
                                        over_bound=ratio, bound=bound)))
     rows.sort(key=lambda r: (tuple(-x if isinstance(x, (int, float)) else x for x in r[0]), r[1]))

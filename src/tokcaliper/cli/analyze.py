@@ -1,7 +1,7 @@
 """CLI: ``tokcaliper analyze`` — one cloud or clumps, their cause, drift; adjusted comparison.
 
 Thin: read the runs (stored runs or a CSV with one row per run), call
-:func:`tokcaliper.stats.analysis.analyze_values`, :func:`tokcaliper.stats.gates.gate`
+:func:`tokcaliper.stats.spread.analyze_values`, :func:`tokcaliper.stats.gates.gate_runs`
 and :func:`tokcaliper.stats.adjust.adjusted_comparison`, render as text or JSON.
 Methods: docs/analyze.md.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -24,11 +23,12 @@ from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError
 from tokcaliper.numbers import num, percent
 from tokcaliper.report.output import emit
+from tokcaliper.validation import finite_number
 
 if TYPE_CHECKING:
     from tokcaliper.model.run import Run
     from tokcaliper.stats.adjust import AdjustedComparison
-    from tokcaliper.stats.analysis import Analysis
+    from tokcaliper.stats.spread import Analysis
     from tokcaliper.stats.gates import RunGate
 
 _MAX_CSV_ROWS = 100_000
@@ -108,14 +108,7 @@ def read_csv_table(path: Path, value: str, arm_column: Optional[str], unit: Opti
         raise InputError(f"--csv: {path} has a header but no rows")
     values: list[float] = []
     for i, row in enumerate(rows, start=2):
-        cell = (row.get(value) or "").strip()
-        try:
-            v = float(cell)
-        except ValueError:
-            raise InputError(f"--csv: {path} line {i}: {value} = {cell!r} is not a number") from None
-        if not math.isfinite(v):
-            raise InputError(f"--csv: {path} line {i}: {value} = {cell!r} is not a finite number")
-        values.append(v)
+        values.append(finite_number(row.get(value) or "", f"--csv: {path} line {i}: {value}"))
     covariates: dict[str, list[float | None]] = {}
     notes: list[str] = []
     for col in header:
@@ -151,7 +144,7 @@ def _stored_runs(db: Path, runs: Optional[str], session: Optional[str]) -> tuple
     return loaded, src
 
 
-def runs_table(loaded: list[Run], source: str, metric: str, arm: Optional[str]) -> RunTable:
+def metric_table(loaded: list[Run], source: str, metric: str, arm: Optional[str]) -> RunTable:
     """Metric values and covariates of stored runs, warm-up and invalid runs left out.
 
     Raises:
@@ -304,11 +297,11 @@ def analyze_cmd(
         if value is not None or arm_column is not None:
             raise InputError("--value and --arm-column are for --csv; stored runs use --metric and their arm")
         loaded, src = _stored_runs(db, runs, session)
-        table = runs_table(loaded, src, metric, arm)
-        from tokcaliper.stats.gates import gate
+        table = metric_table(loaded, src, metric, arm)
+        from tokcaliper.stats.gates import gate_runs
 
         kept = {i for i in (table.run_ids or [])}
-        gates = gate([r for r in loaded if r.id in kept], reference_clock_mhz=reference_clock)
+        gates = gate_runs([r for r in loaded if r.id in kept], reference_clock_mhz=reference_clock)
     notes = list(table.notes)
     if adjust_for is not None:
         from tokcaliper.stats.adjust import adjusted_comparison
@@ -336,7 +329,7 @@ def analyze_cmd(
             arms = sorted(set(table.arms))
             raise InputError(f"{table.source} holds {len(arms)} arms ({', '.join(arms)}): analyse one "
                              "configuration at a time (--arm NAME), or compare two with --adjust-for COL")
-        from tokcaliper.stats.analysis import analyze_values
+        from tokcaliper.stats.spread import analyze_values
 
         a = analyze_values(table.values, table.covariates, metric=table.metric, unit=table.unit,
                            alpha=alpha)

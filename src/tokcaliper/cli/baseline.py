@@ -121,7 +121,7 @@ def run_gate(*, baseline: str, experiment: Optional[str], session: Optional[str]
              fail_on_inconclusive: bool) -> None:
     """``compare --baseline``: gate, print, write the requested files, exit with the gate's code."""
     from tokcaliper.experiment.analysis import comparison_metrics
-    from tokcaliper.experiment.baseline import gate
+    from tokcaliper.experiment.baseline import gate_on_baseline
     from tokcaliper.report.gate_view import bencher_bmf, gate_markdown, github_benchmark as gab, render_gate
     from tokcaliper.report.output import emit
     from tokcaliper.store import Store
@@ -129,7 +129,7 @@ def run_gate(*, baseline: str, experiment: Optional[str], session: Optional[str]
     with Store(db, create=False) as store:
         b = store.get_baseline(baseline)
         source, _, runs = load_runs(store, experiment, session, arm)
-    report = gate(b, runs, new_source=source, metrics=comparison_metrics(metric), alpha=alpha,
+    report = gate_on_baseline(b, runs, new_source=source, metrics=comparison_metrics(metric), alpha=alpha,
                   noise_band=noise_band, margin=margin, effect=effect)
     bench_name = f"tokcaliper/{b.arm}"
     try:

@@ -134,7 +134,7 @@ def compare_cmd(
     if better not in (None, "higher", "lower"):
         raise InputError(f"--better must be higher or lower, got {better!r}")
 
-    from tokcaliper.experiment.metric_ref import higher_is_better, validate_metric
+    from tokcaliper.model.metrics import get_metric
     from tokcaliper.report.output import emit
     from tokcaliper.report.text import plain
 
@@ -194,8 +194,7 @@ def compare_cmd(
     def direction(name: str) -> bool:
         if better is not None:
             return better == "higher"
-        validate_metric(name)
-        return higher_is_better(name)
+        return get_metric(name).higher_is_better
 
     def floor(name: str) -> float | None:
         """--noise-abs, else the metric's known resolution from the registry (or None: ratios)."""

@@ -29,7 +29,7 @@ from tokcaliper.stats.variance_components import RestartSplit, restart_split
 from tokcaliper.store import Store
 from tokcaliper.model.experiment import Outcome
 
-__all__ = ["ArmSummary", "Comparison", "ExperimentAnalysis", "RunLine", "analyze_experiment",
+__all__ = ["ArmComparison", "ArmSummary", "ExperimentAnalysis", "RunLine", "analyze_experiment",
            "analysed_runs", "comparison_metrics", "experiment_closing", "governing_verdict", "metric_triples",
            "restart_splits", "run_cause", "sequential_decision", "split_by_restart"]
 
@@ -60,7 +60,7 @@ class ArmSummary(BaseModel):
     description: Description | None
 
 
-class Comparison(BaseModel):
+class ArmComparison(BaseModel):
     """One candidate arm against the baseline, over the compared metrics.
 
     Attributes:
@@ -98,7 +98,7 @@ class ExperimentAnalysis(BaseModel):
     runs: list[RunLine]
     outcomes: list[Outcome]
     arms: list[ArmSummary]
-    comparisons: list[Comparison]
+    comparisons: list[ArmComparison]
     sequential: SequentialDecision | None = None
     restarts: list[RestartSplit] = []
     governs: str | None = None
@@ -251,7 +251,7 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
     )
 
 
-def experiment_closing(spec: ExperimentSpec, comparisons: list[Comparison],
+def experiment_closing(spec: ExperimentSpec, comparisons: list[ArmComparison],
                        sequential: SequentialDecision | None) -> list[str]:
     """The closing lines of an experiment (issue 26): the sequential rule's when it governs
     (until-decided), else each candidate's primary-metric comparison
@@ -270,7 +270,7 @@ def experiment_closing(spec: ExperimentSpec, comparisons: list[Comparison],
     return out
 
 
-def governing_verdict(sq: SequentialDecision | None, comparisons: list[Comparison],
+def governing_verdict(sq: SequentialDecision | None, comparisons: list[ArmComparison],
                       order: str = "random-blocks") -> str:
     """Which verdict an until-decided experiment reports, in one sentence (issue 17 item 4).
 
@@ -342,7 +342,7 @@ def _tags(measured: list[Run], arm: str, positions: list[float] | None) -> RunTa
                    causes=[run_cause(r) if r else None for r in runs])
 
 
-def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate: str) -> Comparison:
+def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate: str) -> ArmComparison:
     analyses = []
     try:
         for name in comparison_metrics(spec.metric):
@@ -359,8 +359,8 @@ def _compare(spec: ExperimentSpec, measured: list[Run], baseline: str, candidate
             ))
     except InputError as e:
         if not analyses:
-            return Comparison(baseline=baseline, candidate=candidate, error=str(e))
+            return ArmComparison(baseline=baseline, candidate=candidate, error=str(e))
         # A secondary metric that cannot be compared must not hide the primary one.
     why = "the first arm of the experiment file (every other arm is compared with it)"
     analyses = [x.model_copy(update={"control_reason": why}) for x in analyses]
-    return Comparison(baseline=baseline, candidate=candidate, metrics=compare_metrics(analyses))
+    return ArmComparison(baseline=baseline, candidate=candidate, metrics=compare_metrics(analyses))

@@ -130,7 +130,7 @@ def _config_differences(base: dict, new: dict) -> list[str]:
             if k in base and k in new and base.get(k) != new.get(k)]
 
 
-def gate(baseline: Baseline, runs: Sequence[Run], *, new_source: str, metrics: Sequence[str],
+def gate_on_baseline(baseline: Baseline, runs: Sequence[Run], *, new_source: str, metrics: Sequence[str],
          alpha: float = 0.05, noise_band: float = DEFAULT_NOISE_BAND,
          margin: float | None = None, effect: float | None = None) -> GateReport:
     """New ``runs`` (one arm, ≥ 2) against ``baseline`` on ``metrics`` (registry names).

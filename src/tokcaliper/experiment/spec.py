@@ -60,11 +60,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tokcaliper.errors import InputError
 from tokcaliper.fileio import read_text
 from tokcaliper.experiment.commands import PLACEHOLDERS, placeholders
-from tokcaliper.experiment.metric_ref import DEFAULT_METRIC, higher_is_better, validate_metric
 from tokcaliper.experiment.order import OrderName, run_order
+from tokcaliper.model.metrics import DEFAULT_METRIC, get_metric
 from tokcaliper.model.run import LoadConfig
 from tokcaliper.servers.url import server_url
-from tokcaliper.validation import Problem, describe, problems
+from tokcaliper.validation import Problem, and_more, describe, problems
 
 __all__ = ["LOCAL_PLACEHOLDERS", "SWEEP_AXES", "ArmSpec", "ExperimentSpec", "LoadSpec", "key_lines",
            "load_experiment", "parse_experiment", "read_experiment", "sweep_arm_name", "sweep_arms"]
@@ -679,7 +679,7 @@ class ExperimentSpec(_Strict):
     @classmethod
     def _metric(cls, v: str) -> str:
         try:
-            return validate_metric(v)
+            return get_metric(v).name
         except InputError as e:
             raise ValueError(str(e)) from None
 
@@ -769,7 +769,7 @@ class ExperimentSpec(_Strict):
     @property
     def higher_is_better(self) -> bool:
         """Direction of the primary metric (throughput: higher; latency: lower)."""
-        return higher_is_better(self.metric)
+        return get_metric(self.metric).higher_is_better
 
     def run_order(self) -> list[tuple[int, str]]:
         """The measured runs as ``(position, arm name)`` (see :func:`tokcaliper.experiment.order.run_order`)."""
@@ -917,8 +917,7 @@ def parse_experiment(text: str, source: str = "experiment file") -> ExperimentSp
         loc, msg = _message(probs[0])
         # A missing key has no line of its own: point at its table.
         line = _line_of(loc, lines)
-        more = f" (and {len(probs) - 1} more)" if len(probs) > 1 else ""
-        raise InputError(f"{source} line {line}: {_path_text(loc)}: {msg}{more}") from None
+        raise InputError(f"{source} line {line}: {_path_text(loc)}: {msg}{and_more(len(probs) - 1)}") from None
 
 
 def with_until_decided(spec: ExperimentSpec, source: str = "experiment file") -> ExperimentSpec:

@@ -22,9 +22,8 @@ import asyncio
 import time
 from time import perf_counter
 
-import numpy as np
-
-from tokcaliper.model.run import ClientHealth, Percentiles
+from tokcaliper.load.summary import percentiles
+from tokcaliper.model.run import ClientHealth
 
 __all__ = ["CPU_BOUND_SHARE", "DISPATCH_BOUND_S", "LAG_BOUND_S", "PROBE_INTERVAL_S", "LoopMonitor"]
 
@@ -79,14 +78,8 @@ class LoopMonitor:
             self._handle.cancel()
         wall = perf_counter() - self._wall0
         cpu = time.thread_time() - self._cpu0
-        lags = np.asarray(self.lags, dtype=float)
-        if len(lags):
-            p50, p90, p99 = np.percentile(lags, [50, 90, 99])
-            lag = Percentiles(n=len(lags), mean=float(lags.mean()), p50=float(p50), p90=float(p90),
-                              p99=float(p99))
-            lag_max = float(lags.max())
-        else:
-            lag, lag_max = Percentiles(n=0), None
+        lag = percentiles(self.lags)
+        lag_max = max(self.lags) if self.lags else None
         return ClientHealth(
             loop_lag_s=lag, loop_lag_max_s=lag_max, probe_interval_s=self.interval_s,
             cpu_s=cpu, wall_s=wall, cpu_share=cpu / wall if wall > 0 else None,

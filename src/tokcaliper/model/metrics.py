@@ -268,6 +268,11 @@ NOT_METRICS: dict[str, str] = {
 }
 
 
+#: The primary metric of an experiment or comparison by default: aggregate output
+#: throughput (tok/s over all streams).
+DEFAULT_METRIC = "aggregate_output_tok_s"
+
+
 def get_metric(name: str) -> Metric:
     """The registry entry ``name``.
 

@@ -74,7 +74,12 @@ class NamedWarning:
         return self.template.format(**fields)
 
 
-#: METHODS.md M1: CV from fewer than 5 repetitions is itself uncertain.
+#: METHODS.md M1: "run one unchanged configuration at least 5 times" — a CV from fewer
+#: repetitions is itself uncertain. The one home of the figure: the noise floor, the A/B
+#: planner's CV warning, audit check A10 and the warnings below (``{min_n}``) all read it.
+M1_MIN_RUNS = 5
+
+#: METHODS.md M1: CV from fewer than :data:`M1_MIN_RUNS` repetitions is itself uncertain.
 FEW_REPETITIONS = NamedWarning(
     "few-repetitions",
     "fewer than {min_n} repetitions (n={n}): CV itself is uncertain (see its 95% CI)")

@@ -85,9 +85,8 @@ def render_run_detail(console: Console, run: Run, *, wide: bool = False) -> None
         f"mean {num(m.per_stream_decode_tok_s_mean)} / median "
         f"{num(m.per_stream_decode_tok_s_median)} tok/s (n={m.completed})"
     )
-    from tokcaliper.stats.noise import MIN_REPETITIONS  # lazy: stats imports scipy
 
-    console.print("  " + W.SINGLE_RUN_NO_CV.text(min_n=MIN_REPETITIONS), style="dim")
+    console.print("  " + W.SINGLE_RUN_NO_CV.text(min_n=W.M1_MIN_RUNS), style="dim")
     t = Table(title="latency (within this run)", title_justify="left")
     for col in ("metric", "n", "mean ms", "p50 ms", "p90 ms", "p99 ms"):
         t.add_column(col, justify="right")

@@ -505,7 +505,7 @@ def stably_slow_from_summary(a: ArmStats, b: ArmStats, var: VarianceTest, alpha:
 #: Most runs per arm one comparison takes (issue 22 item 17). Every step is
 #: O(n log n) or linear in the runs now (30,000 pairs: a few seconds); past
 #: this the CSV alone is tens of MB and the JSON's per-pair steps hundreds.
-#: The home of the like bound of ``analyze`` is :data:`tokcaliper.stats.analysis.MAX_RUNS`.
+#: The home of the like bound of ``analyze`` is :data:`tokcaliper.stats.spread.MAX_RUNS`.
 MAX_RUNS_PER_ARM = 100_000
 
 #: Below this sd of the pair log ratios they are "equal up to rounding": no test.

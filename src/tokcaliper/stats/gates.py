@@ -1,7 +1,7 @@
 """Telemetry gates: flag runs whose GPU slowed down during the measurement (issue 9, M5).
 
 Pure functions on :class:`~tokcaliper.model.telemetry.TelemetrySummary`; no I/O.
-Reports call :func:`gate` and show its flags beside every run; ``compare`` can
+Reports call :func:`gate_runs` and show its flags beside every run; ``compare`` can
 give the verdict with and without the flagged runs (:func:`unflagged`) and in
 clock-normalised units (:func:`clock_normalised`) as a cross-check.
 
@@ -247,7 +247,7 @@ def gate_telemetry(
     return out
 
 
-def gate(runs: Sequence[Run], **kwargs: object) -> list[RunGate]:
+def gate_runs(runs: Sequence[Run], **kwargs: object) -> list[RunGate]:
     """Gate stored runs: :func:`gate_telemetry` on each ``run.telemetry``, with ``run.id``.
 
     Keyword arguments are those of :func:`gate_telemetry` (except ``run_ids``).

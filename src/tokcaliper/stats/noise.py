@@ -36,11 +36,9 @@ from tokcaliper.stats.resolution import (
 )
 from tokcaliper.stats.verdict_gate import DEFAULT_NOISE_BAND
 
-__all__ = ["EXPLAIN_MIN_RHO", "MIN_REPETITIONS", "MetricNoise", "NoiseFloorReport", "explain_spread",
+__all__ = ["EXPLAIN_MIN_RHO", "MetricNoise", "NoiseFloorReport", "explain_spread",
            "noise_floor"]
 
-#: METHODS.md M1: "run one unchanged configuration at least 5 times".
-MIN_REPETITIONS = 5
 #: Smallest |Spearman ρ| at which a covariate is said to explain a metric's spread.
 #: With 4 runs only ρ = ±1 reaches an exact p below 0.1 (2/24); 0.8 at n ≥ 5.
 EXPLAIN_MIN_RHO = 0.8
@@ -111,8 +109,8 @@ def _one(name: str, values: Sequence[float], effect: float | None) -> MetricNois
                           f"{num(d.spread)} ({percent(d.spread, decimals=0)})")
     if r == 1:
         warns.append(W.SINGLE_REPETITION.text(metric=name))
-    elif r < MIN_REPETITIONS:
-        warns.append(W.FEW_REPETITIONS.text(min_n=MIN_REPETITIONS, n=r))
+    elif r < W.M1_MIN_RUNS:
+        warns.append(W.FEW_REPETITIONS.text(min_n=W.M1_MIN_RUNS, n=r))
     if d.cv_ci95 is not None:
         arithmetic.append(f"CV 95% CI {percent(d.cv_ci95[0])}–{percent(d.cv_ci95[1])} "
                           f"(chi-square on the variance, n={r})")
@@ -121,7 +119,7 @@ def _one(name: str, values: Sequence[float], effect: float | None) -> MetricNois
 
     m1 = mR = None
     nq = npw = nv = None
-    status = Status.PASS if r >= MIN_REPETITIONS else Status.WARN
+    status = Status.PASS if r >= W.M1_MIN_RUNS else Status.WARN
     if d.cv is not None and d.cv > 0:
         m1, mR = mde_quick(d.cv, 1), mde_quick(d.cv, r)
         arithmetic.append(f"MDE (n=1) = 2 × {num(d.cv)} × √2 = {percent(m1)}")

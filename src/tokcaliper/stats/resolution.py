@@ -70,8 +70,6 @@ __all__ = [
 QUICK_Z = 2.0
 #: Smallest n per arm for which a two-sample t-test has degrees of freedom (2n−2 ≥ 2).
 MIN_N_POWER = 2
-#: METHODS.md M1: a CV from fewer than 5 runs is itself uncertain.
-MIN_CV_RUNS = 5
 #: Tolerance when taking the ceiling of a float that should be an integer
 #: (8·(0.15/0.05)² evaluates to 71.99999999999999 in binary floating point).
 _CEIL_EPS = 1e-9
@@ -679,8 +677,8 @@ def plan(
                                    power=f"{power:g}"),
         W.INDEPENDENT_RUNS_ASSUMED.text(),
     ]
-    if cv_n is not None and cv_n < MIN_CV_RUNS:
-        warns.append(W.CV_FROM_FEW_RUNS.text(n=cv_n, min_n=MIN_CV_RUNS))
+    if cv_n is not None and cv_n < W.M1_MIN_RUNS:
+        warns.append(W.CV_FROM_FEW_RUNS.text(n=cv_n, min_n=W.M1_MIN_RUNS))
     if n == 1:
         warns.append(W.SINGLE_RUNS_ANECDOTE.text(mde=percent(m_1, decimals=0)))
 

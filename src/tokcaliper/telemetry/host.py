@@ -5,11 +5,11 @@ from __future__ import annotations
 import platform
 import socket
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from tokcaliper.model.telemetry import HostInfo
+from tokcaliper.model.timestamps import utc_now_iso
 from tokcaliper.telemetry.cpu import read_cpu_model
 from tokcaliper.telemetry.nvml import query_gpus
 
@@ -37,10 +37,6 @@ def read_cpu_governor(cpu_root: str | Path = CPU_SYSFS) -> str | None:
     return ",".join(sorted(values))
 
 
-def _utc_now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def collect_host_info(nvml: Any = None, cpu_root: str | Path = CPU_SYSFS, bandwidth: bool = False) -> HostInfo:
     """Collect a :class:`HostInfo` snapshot of this machine.
 
@@ -63,7 +59,7 @@ def collect_host_info(nvml: Any = None, cpu_root: str | Path = CPU_SYSFS, bandwi
     Raises:
         Nothing for a missing source.
     """
-    info = HostInfo(timestamp_utc=_utc_now_iso())
+    info = HostInfo(timestamp_utc=utc_now_iso())
 
     def fill(field: str, fn: Callable[[], Any]) -> None:
         try:

@@ -17,9 +17,9 @@ import math
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
 
 from tokcaliper.model import warnings as W
+from tokcaliper.model.timestamps import utc_iso
 from tokcaliper.numbers import num
 from tokcaliper.model.telemetry import (
     CLIENT_SATURATION_CORES,
@@ -63,13 +63,6 @@ def default_backends() -> list[Backend]:
     process (the load generator, ``/proc/self``). The managed server is added per run
     with :meth:`TelemetrySampler.watch_process`."""
     return [NvmlBackend(), AmdSmiBackend(), CpuBackend(), ProcessBackend(role="client")]
-
-
-def _iso_utc(t_wall: float | None) -> str | None:
-    if t_wall is None:
-        return None
-    dt = datetime.fromtimestamp(t_wall, tz=timezone.utc)
-    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _mean(xs: Sequence[float]) -> float | None:
@@ -368,8 +361,8 @@ def summarize(
     (summary.foreign_cpu_cores_mean, summary.foreign_cpu_cores_max,
      summary.foreign_cpu) = foreign_cpu(samples)
     if samples:
-        summary.started_at_utc = _iso_utc(samples[0].t_wall_s)
-        summary.ended_at_utc = _iso_utc(samples[-1].t_wall_s)
+        summary.started_at_utc = None if samples[0].t_wall_s is None else utc_iso(samples[0].t_wall_s)
+        summary.ended_at_utc = None if samples[-1].t_wall_s is None else utc_iso(samples[-1].t_wall_s)
         summary.duration_s = samples[-1].t_mono_s - samples[0].t_mono_s
     return summary
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
+from tokcaliper.audit.constants import DEFAULT_HOST_BANDWIDTH_GB_S
 from tokcaliper.audit.facts.gpus import GPUFacts
 from tokcaliper.audit.facts.params import ParamFacts
 from tokcaliper.audit.facts.quant import QuantFacts
 from tokcaliper.audit.launch import LaunchKnobs
 from tokcaliper.model.record import Record
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict
 
 
 @dataclass
@@ -34,42 +34,36 @@ class CheckContext:
     params: ParamFacts
     launch: LaunchKnobs
     extra_sources: list[str] = field(default_factory=list)
-    host_bandwidth_gb_s: float = 102.4
+    host_bandwidth_gb_s: float = DEFAULT_HOST_BANDWIDTH_GB_S
     host_bandwidth_source: str = "default"
 
 
-#: Magnitudes at or above this print in scientific notation (``1.00e+308``), not 300 digits.
-SCI_ABOVE = 1e9
+@dataclass
+class FindingLog:
+    """A check's findings as it makes them, and the status they add up to.
 
-
-def num(x: float | None, digits: int = 3) -> str:
-    """``x`` with ``digits`` significant figures (no thousands separator); None → "—".
-
-    Integers below 1e7 print whole; magnitudes ≥ :data:`SCI_ABOVE` (or
-    below 1e-4) print in scientific notation, so an absurd published rate
-    (1e308 tok/s) reads ``1.00e+308`` rather than 309 digits.
+    ``add("ttft_empty", Status.WARN, "TTFT empty: …")`` records the finding
+    ``"<check>.ttft_empty"`` with its figures (keyword arguments); ``note(status)``
+    counts a status that needs no sentence of its own. :attr:`status` is the worst.
     """
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "—"
-    if x == 0:
-        return "0"
-    if abs(x) >= SCI_ABOVE or abs(x) < 1e-4:
-        return f"{x:.{max(digits - 1, 0)}e}"
-    if float(x).is_integer() and abs(x) < 1e7:
-        return str(int(x))
-    mag = math.floor(math.log10(abs(x)))
-    decimals = max(0, digits - 1 - mag)
-    out = f"{x:.{decimals}f}"
-    return out.rstrip("0").rstrip(".") if "." in out else out
 
+    check: str
+    findings: list[Finding] = field(default_factory=list)
+    statuses: list[Status] = field(default_factory=list)
 
-def fixed(x: float, decimals: int = 3) -> str:
-    """``x`` with fixed ``decimals`` (ratios: ``0.172``), scientific at or above :data:`SCI_ABOVE`."""
-    if not math.isfinite(x):
-        return "—"
-    if abs(x) >= SCI_ABOVE:
-        return num(x, 3)  # scientific, three significant digits
-    return f"{x:.{decimals}f}"
+    def add(self, code: str, status: Status, text: str, **figures: object) -> None:
+        """Record finding ``<check>.<code>`` with ``status``, its sentence and its figures."""
+        self.statuses.append(status)
+        self.findings.append(Finding(code=f"{self.check}.{code}", status=status, text=text, figures=figures))
+
+    def note(self, status: Status) -> None:
+        """Count ``status`` without a finding (a passed sub-check that says nothing)."""
+        self.statuses.append(status)
+
+    @property
+    def status(self) -> Status:
+        """The most severe status recorded (:func:`worst`)."""
+        return worst(self.statuses)
 
 
 def worst(statuses: list[Status]) -> Status:
@@ -82,6 +76,7 @@ def worst(statuses: list[Status]) -> Status:
 
 
 def na(check: str, title: str, why: str, inputs: dict | None = None, sources: list[str] | None = None) -> Verdict:
-    """A not-applicable verdict that says why."""
+    """A not-applicable verdict that says why (one finding, code ``"<check>.not_applicable"``)."""
     return Verdict(check=check, title=title, status=Status.NA, summary=why,
+                   findings=[Finding(code=f"{check}.not_applicable", status=Status.NA, text=why)],
                    arithmetic=[], inputs=inputs or {}, sources=sources or [])

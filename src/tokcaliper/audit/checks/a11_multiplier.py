@@ -13,11 +13,12 @@ Verdict: claimed > ceiling fail; claimed > 4.6 warn; else pass.
 
 from __future__ import annotations
 
-from tokcaliper.audit.checks._common import CheckContext, na, num
+from tokcaliper.audit.checks._common import CheckContext, na
 from tokcaliper.audit.checks.a3_roofline import compute_roofline
 from tokcaliper.audit.claims import realistic_al, record_rate
 from tokcaliper.audit.constants import DFLASH_SPEEDUP_GSM8K, REALISTIC_AL, SPEC_SPEEDUP_RANGE
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.numbers import compact
 
 CHECK, TITLE = "A11", "mechanism vs multiplier"
 
@@ -37,18 +38,18 @@ def check(ctx: CheckContext) -> Verdict:
     kind = ""
     if spec.claimed_speedup:
         claimed, kind = spec.claimed_speedup, "as published"
-        arith.append(f"claimed multiplier (published) = {num(claimed, 3)}×")
+        arith.append(f"claimed multiplier (published) = {compact(claimed, 3)}×")
     if rec.baseline and claim:
         m = claim / rec.baseline.tok_s
-        arith.append(f"claimed multiplier = claim / baseline = {num(claim, 5)} / {num(rec.baseline.tok_s, 4)} "
-                     f"= {num(m, 3)}×")
+        arith.append(f"claimed multiplier = claim / baseline = {compact(claim, 5)} / {compact(rec.baseline.tok_s, 4)} "
+                     f"= {compact(m, 3)}×")
         if claimed is None:
             claimed, kind = m, "claim ÷ baseline"
     roof, _ = compute_roofline(ctx)
     if roof is not None and claim:
         lb = claim / roof.bound_tok_s
-        arith.append(f"lower bound = claim / roofline without speculation = {num(claim, 5)} / "
-                     f"{num(roof.bound_tok_s, 4)} = {num(lb, 3)}×")
+        arith.append(f"lower bound = claim / roofline without speculation = {compact(claim, 5)} / "
+                     f"{compact(roof.bound_tok_s, 4)} = {compact(lb, 3)}×")
         if claimed is None:
             claimed, kind = lb, "at least (claim ÷ roofline)"
     inputs = {"plausible_range": [lo, hi], "ceiling": ceiling, "claimed_multiplier": claimed, "basis": kind}
@@ -56,14 +57,16 @@ def check(ctx: CheckContext) -> Verdict:
         return na(CHECK, TITLE, "no baseline, published multiplier or roofline to derive the claimed multiplier",
                   inputs)
     if claimed > ceiling:
-        status = Status.FAIL
-        summary = (f"method plausibly gives {lo}–{hi}× (≤ {num(ceiling, 3)}×); the record is credited with "
-                   f"{num(claimed, 3)}× ({kind})")
+        status, code = Status.FAIL, "above_ceiling"
+        text = (f"method plausibly gives {lo}–{hi}× (≤ {compact(ceiling, 3)}×); the record is credited with "
+                f"{compact(claimed, 3)}× ({kind})")
     elif claimed > hi:
-        status = Status.WARN
-        summary = f"claimed {num(claimed, 3)}× ({kind}) is above the documented {lo}–{hi}×"
+        status, code = Status.WARN, "above_documented"
+        text = f"claimed {compact(claimed, 3)}× ({kind}) is above the documented {lo}–{hi}×"
     else:
-        status = Status.PASS
-        summary = f"claimed {num(claimed, 3)}× ({kind}) is within what the method plausibly gives ({lo}–{hi}×)"
-    return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=arith, inputs=inputs,
+        status, code = Status.PASS, "plausible"
+        text = f"claimed {compact(claimed, 3)}× ({kind}) is within what the method plausibly gives ({lo}–{hi}×)"
+    finding = Finding(code=f"{CHECK}.{code}", status=status, text=text,
+                      figures={"claimed_multiplier": claimed, "ceiling": ceiling})
+    return Verdict(check=CHECK, title=TITLE, status=status, findings=[finding], arithmetic=arith, inputs=inputs,
                    sources=[f"METHODS.md A11: 2.7–4.6× documented; DFlash {DFLASH_SPEEDUP_GSM8K}× at AL {REALISTIC_AL:g} (GSM8K)"])

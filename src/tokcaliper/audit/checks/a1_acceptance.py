@@ -29,7 +29,7 @@ Formulas:
 from __future__ import annotations
 
 from tokcaliper import numbers as fmt
-from tokcaliper.audit.checks._common import CheckContext, fixed, na, num, worst
+from tokcaliper.audit.checks._common import CheckContext, FindingLog, na
 from tokcaliper.audit.constants import (
     A1_ALL_ACCEPTED_ALPHA,
     A1_FAIL_P,
@@ -38,8 +38,9 @@ from tokcaliper.audit.constants import (
     GOLDEN_AL_SOURCE,
 )
 from tokcaliper.audit.forced_acceptance import find_forced_acceptance
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict
 from tokcaliper.model.specdec_flags import PREDICTABLE, al_at_ceiling, all_drafts_accepted
+from tokcaliper.numbers import compact, fixed
 
 CHECK, TITLE = "A1", "acceptance length ÷ draft window"
 
@@ -95,13 +96,15 @@ def check(ctx: CheckContext) -> Verdict:
     if forced:
         what = "; ".join(f.describe() for f in forced)
         als = [f.implied_al for f in forced if f.implied_al is not None]
-        arith = [f"{f.describe()}" + (f" → AL set to {num(f.implied_al, 4)}" if f.implied_al is not None else "")
+        arith = [f"{f.describe()}" + (f" → AL set to {compact(f.implied_al, 4)}" if f.implied_al is not None else "")
                  for f in forced]
         if rec.speculative is not None and rec.speculative.al is not None and als:
-            arith.append(f"published AL {num(rec.speculative.al, 4)} vs configured {num(als[0], 4)}")
+            arith.append(f"published AL {compact(rec.speculative.al, 4)} vs configured {compact(als[0], 4)}")
+        text = (f"acceptance set by configuration ({what}): the AL is an input, not a measurement; "
+                "any speed-up claimed from it is not measured")
         return Verdict(check=CHECK, title=TITLE, status=Status.FAIL,
-                       summary=f"acceptance set by configuration ({what}): the AL is an input, not a measurement; "
-                               "any speed-up claimed from it is not measured",
+                       findings=[Finding(code="A1.forced_acceptance", status=Status.FAIL, text=text,
+                                         figures={"al_configured": als[0] if als else None})],
                        arithmetic=arith,
                        inputs={"forced_acceptance": [f.__dict__ for f in forced],
                                "al_configured": als[0] if als else None},
@@ -119,85 +122,86 @@ def check(ctx: CheckContext) -> Verdict:
         return na(CHECK, TITLE, "speculative decoding used, but neither AL nor drafted/accepted counts "
                   "were published", inputs)
     arith: list[str] = []
-    statuses: list[Status] = []
-    findings: list[str] = []
+    log = FindingLog(CHECK)
+    found = log.add
+
+
     inputs["al_convention"] = "bonus token included (1 ≤ AL ≤ k+1)"
     if al is not None and al < 1:
-        arith.append(f"{al_label} = {num(al, 4)} < 1: every verification step emits at least the bonus token, "
+        arith.append(f"{al_label} = {compact(al, 4)} < 1: every verification step emits at least the bonus token, "
                      "so AL ≥ 1 (convention: AL counts the bonus token)")
         if k:
             arith.append(f"range with the bonus token: 1 ≤ AL ≤ k+1 = {k + 1}; if the source counts accepted "
-                         f"drafts only, AL + 1 = {num(al + 1, 4)} tokens per step")
-        statuses.append(Status.FAIL)
-        findings.append(f"AL {num(al)} < 1: impossible when AL counts the bonus token (the convention assumed; "
-                        "a source counting accepted drafts only must say so)")
+                         f"drafts only, AL + 1 = {compact(al + 1, 4)} tokens per step")
+        found("al_below_one", Status.FAIL,
+              f"AL {compact(al)} < 1: impossible when AL counts the bonus token (the convention assumed; "
+              "a source counting accepted drafts only must say so)", al=al)
     elif al is not None and k:
         ratio = al / k
         inputs["al_over_window"] = ratio
-        arith.append(f"{al_label} / k = {num(al, 4)} / {k} = {fixed(ratio)}")
+        arith.append(f"{al_label} / k = {compact(al, 4)} / {k} = {fixed(ratio)}")
         if al > k + 1:
-            arith.append(f"ceiling with the bonus token: k + 1 = {k} + 1 = {k + 1} < {num(al, 4)}")
-            statuses.append(Status.FAIL)
-            findings.append(f"AL {num(al)} exceeds its ceiling k+1 = {k + 1}: impossible (even counting the "
-                            "bonus token)")
+            arith.append(f"ceiling with the bonus token: k + 1 = {k} + 1 = {k + 1} < {compact(al, 4)}")
+            found("al_above_ceiling", Status.FAIL,
+                  f"AL {compact(al)} exceeds its ceiling k+1 = {k + 1}: impossible (even counting the "
+                  "bonus token)", al=al, window_k=k)
         elif al_at_ceiling(al, k, tol=A1_AL_ROUNDING, without_bonus_too=True):
             p = implied_accept_p(al, k)
             inputs["implied_accept_p"] = p
-            statuses.append(Status.FAIL)
             ceiling = (f"AL = k + 1 = {k + 1}, the ceiling counting the bonus token (as A3 uses)"
                        if abs(al - (k + 1)) <= abs(al - k) else
                        f"AL = k = {k}, the ceiling if the source counts accepted drafts only "
                        f"(k + 1 = {k + 1} with the bonus token, as A3 uses)")
-            findings.append(f"AL/k = {fixed(ratio)}: {ceiling} — {PREDICTABLE} "
-                            "(n-gram copy, repetition)")
+            found("al_at_ceiling", Status.FAIL, f"AL/k = {fixed(ratio)}: {ceiling} — {PREDICTABLE} "
+                  "(n-gram copy, repetition)", al=al, window_k=k, al_over_window=ratio)
         else:
             p = implied_accept_p(al, k)
             inputs["implied_accept_p"] = p
-            arith.append(f"solve (1 − p^{k + 1}) / (1 − p) = {num(al, 4)} → p = {_p(p)} per position")
+            arith.append(f"solve (1 − p^{k + 1}) / (1 − p) = {compact(al, 4)} → p = {_p(p)} per position")
             if p >= A1_FAIL_P:
-                statuses.append(Status.FAIL)
-                findings.append(f"implied acceptance p = {_p(p)} ≥ {A1_FAIL_P}: near-perfect prediction")
+                found("implied_p_fail", Status.FAIL,
+                      f"implied acceptance p = {_p(p)} ≥ {A1_FAIL_P}: near-perfect prediction", implied_accept_p=p)
             elif p >= A1_WARN_P:
-                statuses.append(Status.WARN)
-                findings.append(f"implied acceptance p = {_p(p)} ≥ {A1_WARN_P}, above the published 0.93")
+                found("implied_p_warn", Status.WARN,
+                      f"implied acceptance p = {_p(p)} ≥ {A1_WARN_P}, above the published 0.93", implied_accept_p=p)
             else:
-                statuses.append(Status.PASS)
-                findings.append(f"AL/k = {fixed(ratio)} (p = {_p(p)}) is in the range real tasks give")
+                found("al_plausible", Status.PASS,
+                      f"AL/k = {fixed(ratio)} (p = {_p(p)}) is in the range real tasks give",
+                      al_over_window=ratio, implied_accept_p=p)
     elif al is not None:
-        arith.append(f"{al_label} = {num(al, 4)}; window k not published → AL/k not computable")
-        findings.append("draft window k not published")
-        statuses.append(Status.WARN)
+        arith.append(f"{al_label} = {compact(al, 4)}; window k not published → AL/k not computable")
+        found("window_unknown", Status.WARN, "draft window k not published")
     if drafted is not None and accepted is not None:
         if drafted == 0:
             arith.append("drafted = 0: nothing was drafted")
-            findings.append("no tokens were drafted")
-            statuses.append(Status.WARN)
+            found("nothing_drafted", Status.WARN, "no tokens were drafted")
         else:
             rate = accepted / drafted
             inputs["acceptance_rate"] = rate
             arith.append(f"acceptance rate = accepted / drafted = {accepted} / {drafted} = {fixed(rate)}")
             if accepted > drafted:
-                statuses.append(Status.FAIL)
-                findings.append("more tokens accepted than drafted: impossible counts")
+                found("accepted_above_drafted", Status.FAIL, "more tokens accepted than drafted: impossible counts",
+                      drafted=drafted, accepted=accepted)
             elif all_drafts_accepted(drafted, accepted):
                 chance = A1_WARN_P ** drafted
                 inputs["chance_all_accepted"] = chance
                 arith.append(f"P(all {drafted} accepted | p ≤ {A1_WARN_P}) = {A1_WARN_P}^{drafted} = "
                              f"{fmt.num(chance, 2)}")
                 if chance < A1_ALL_ACCEPTED_ALPHA:
-                    statuses.append(Status.FAIL)
-                    findings.append(f"accepted == drafted ({accepted}/{drafted}): every draft token accepted — "
-                                    f"{PREDICTABLE}")
+                    found("all_accepted", Status.FAIL,
+                          f"accepted == drafted ({accepted}/{drafted}): every draft token accepted — {PREDICTABLE}",
+                          drafted=drafted, chance_all_accepted=chance)
                 else:
-                    statuses.append(Status.WARN)
-                    findings.append(f"accepted == drafted ({accepted}/{drafted}), too few tokens to be sure")
+                    found("all_accepted_few", Status.WARN,
+                          f"accepted == drafted ({accepted}/{drafted}), too few tokens to be sure",
+                          drafted=drafted, chance_all_accepted=chance)
             elif rate >= A1_WARN_P:
-                statuses.append(Status.WARN)
-                findings.append(f"acceptance rate {fixed(rate)} ≥ {A1_WARN_P}")
+                found("rate_high", Status.WARN, f"acceptance rate {fixed(rate)} ≥ {A1_WARN_P}", acceptance_rate=rate)
             else:
-                statuses.append(Status.PASS)
-    status = worst(statuses)
-    summary = "; ".join(f for f in findings if f) or "acceptance figures are plausible"
-    return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=arith, inputs=inputs,
+                log.note(Status.PASS)
+    if not log.findings:
+        found("plausible", Status.PASS, "acceptance figures are plausible")
+    return Verdict(check=CHECK, title=TITLE, status=log.status, findings=log.findings, arithmetic=arith,
+                   inputs=inputs,
                    sources=[DFLASH_SOURCE, GOLDEN_AL_SOURCE,
                             "p model: Leviathan et al. 2023, E[tokens/step] = (1 − p^(k+1)) / (1 − p)"])

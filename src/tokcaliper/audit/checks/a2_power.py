@@ -19,9 +19,10 @@ cap in the record is shown beside it.
 
 from __future__ import annotations
 
-from tokcaliper.audit.checks._common import CheckContext, fixed, na, num
+from tokcaliper.audit.checks._common import CheckContext, na
 from tokcaliper.audit.constants import A2_FAIL_ABOVE, A2_FAIL_BELOW, A2_WARN_ABOVE, A2_WARN_BELOW
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.numbers import compact, fixed
 
 CHECK, TITLE = "A2", "power ÷ TDP (per GPU)"
 
@@ -41,40 +42,47 @@ def check(ctx: CheckContext) -> Verdict:
     lo, hi = min(ratios), max(ratios)
     inputs = {"power_w": rec.power_w, "tdp_w": tdp, "power_over_tdp_min": lo, "power_over_tdp_max": hi,
               "gpu": ctx.gpu.name, "power_limit_w": rec.hardware.power_limit_w}
-    arith = [f"{num(min(rec.power_w), 4)} W / {num(tdp, 4)} W = {fixed(lo)}"]
+    arith = [f"{compact(min(rec.power_w), 4)} W / {compact(tdp, 4)} W = {fixed(lo)}"]
     if hi != lo:
-        arith.append(f"{num(max(rec.power_w), 4)} W / {num(tdp, 4)} W = {fixed(hi)}")
+        arith.append(f"{compact(max(rec.power_w), 4)} W / {compact(tdp, 4)} W = {fixed(hi)}")
     if rec.hardware.power_limit_w:
         cap = rec.hardware.power_limit_w
-        arith.append(f"against the power cap: {num(max(rec.power_w), 4)} W / {num(cap, 4)} W = "
+        arith.append(f"against the power cap: {compact(max(rec.power_w), 4)} W / {compact(cap, 4)} W = "
                      f"{fixed(max(rec.power_w) / cap)}")
     rng = fixed(lo) if hi == lo else f"{fixed(lo)}–{fixed(hi)}"
     turn_taking = rec.hardware.gpu_count > 1 and rec.hardware.split_mode in (None, "layer", "pipeline")
     n = rec.hardware.gpu_count
+    figures = {"power_over_tdp_min": lo, "power_over_tdp_max": hi}
     if hi > A2_WARN_ABOVE:
         status = Status.FAIL if hi > A2_FAIL_ABOVE else Status.WARN
         band = (f"> {A2_FAIL_ABOVE} × TDP: no board sustains that" if status == Status.FAIL
                 else f"> {A2_WARN_ABOVE} × TDP: above even a raised power limit")
         arith.append(f"highest ratio {fixed(hi)} {band}")
-        summary = f"power above TDP: per-GPU or total? power/TDP = {rng}"
+        findings = [Finding(code="A2.above_tdp", status=status, figures=figures,
+                            text=f"power above TDP: per-GPU or total? power/TDP = {rng}")]
         if n > 1 and abs(max(rec.power_w) / (n * tdp) - 1) <= 0.35:
-            arith.append(f"{num(max(rec.power_w), 4)} W / ({n} GPUs × {num(tdp, 4)} W) = "
+            arith.append(f"{compact(max(rec.power_w), 4)} W / ({n} GPUs × {compact(tdp, 4)} W) = "
                          f"{fixed(max(rec.power_w) / (n * tdp))}: looks like the total over {n} GPUs")
-            summary += f"; close to {n} × TDP: probably the total over all GPUs, not per GPU"
+            findings.append(Finding(code="A2.total_over_gpus", status=status, figures={"gpu_count": n},
+                                    text=f"close to {n} × TDP: probably the total over all GPUs, not per GPU"))
         else:
-            summary += "; a unit error (mW/kW) or a sum over GPUs?"
+            findings.append(Finding(code="A2.unit_error", status=status,
+                                    text="a unit error (mW/kW) or a sum over GPUs?"))
     elif hi < A2_FAIL_BELOW:
         status = Status.WARN if turn_taking else Status.FAIL
-        summary = (f"power/TDP = {rng}: the GPU was mostly idle while the record claims sustained decode")
+        text = f"power/TDP = {rng}: the GPU was mostly idle while the record claims sustained decode"
         if turn_taking:
-            summary += " (layer split: GPUs take turns, so only a warning)"
+            text += " (layer split: GPUs take turns, so only a warning)"
+        findings = [Finding(code="A2.idle", status=status, text=text, figures=figures)]
     elif hi < A2_WARN_BELOW:
         status = Status.WARN
-        summary = f"power/TDP = {rng}: well below full load"
+        findings = [Finding(code="A2.low_load", status=status, text=f"power/TDP = {rng}: well below full load",
+                            figures=figures)]
     else:
         status = Status.PASS
-        summary = f"power/TDP = {rng}: consistent with a working GPU"
-    return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=arith, inputs=inputs,
-                   sources=[f"TDP {num(tdp, 4)} W: {ctx.gpu.tdp_source}",
+        findings = [Finding(code="A2.working", status=status, text=f"power/TDP = {rng}: consistent with a working GPU",
+                            figures=figures)]
+    return Verdict(check=CHECK, title=TITLE, status=status, findings=findings, arithmetic=arith, inputs=inputs,
+                   sources=[f"TDP {compact(tdp, 4)} W: {ctx.gpu.tdp_source}",
                             f"bands: fail < {A2_FAIL_BELOW}, warn < {A2_WARN_BELOW}, warn > {A2_WARN_ABOVE}, "
                             f"fail > {A2_FAIL_ABOVE} × TDP (METHODS.md A2: 574–576 W of 575 W real decode)"])

@@ -41,12 +41,13 @@ import math
 
 from dataclasses import dataclass, field
 
-from tokcaliper.audit.checks._common import CheckContext, na, num
+from tokcaliper.audit.checks._common import CheckContext, na
 from tokcaliper.audit.claims import realistic_al, record_rate
 from tokcaliper.audit.constants import A3_FAIL_ABOVE, A3_WARN_ABOVE, DFLASH_SOURCE, REALISTIC_AL
 from tokcaliper.audit.facts.params import params_from_name
 from tokcaliper.audit.memory import memory_fit, offload_roofline
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.numbers import compact
 
 CHECK, TITLE = "A3", "roofline (bandwidth ÷ bytes per token)"
 
@@ -102,6 +103,19 @@ class Roofline:
         """The bound the verdict uses: speculative-scaled when speculation is on."""
         return self.bound_spec_tok_s or self.bound_tok_s
 
+    @property
+    def kind(self) -> str:
+        """The bound's name as the ranked list prints it: ``"speculative roofline"`` when speculation
+        scales it, else ``"offload roofline"`` with partial offload, else ``"roofline"``."""
+        if self.bound_spec_tok_s:
+            return "speculative roofline"
+        return "offload roofline" if self.host_fraction is not None else "roofline"
+
+    @property
+    def over_bound(self) -> float:
+        """claim ÷ the bound the verdict uses (:attr:`effective_bound`)."""
+        return self.claim_tok_s / self.effective_bound
+
 
 def claim_rate(ctx: CheckContext) -> float | None:
     """Per-stream decode rate to test: :func:`~tokcaliper.audit.claims.record_rate` ``"per_stream"``."""
@@ -129,8 +143,8 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
     uncertain: list[str] = []
     cap = pf.row.max_bytes_per_param if pf.row is not None else None
     if cap is not None and bpp > cap and not rec.quantization.bytes_per_param:
-        uncertain.append(f"bytes per weight capped at {num(cap, 3)} B, the native checkpoint's bound "
-                         f"(label {rec.quantization.weights!r} would read {num(bpp, 3)} B)")
+        uncertain.append(f"bytes per weight capped at {compact(cap, 3)} B, the native checkpoint's bound "
+                         f"(label {rec.quantization.weights!r} would read {compact(bpp, 3)} B)")
         bpp, bpp_src = cap, f"native checkpoint bound (model facts row '{pf.row.id}': {pf.row.note})"
     if pf.active is not None and (pf.is_moe or "effective" in pf.active_source):
         params, basis, psrc = pf.active, "active (MoE)" if pf.is_moe else "effective", pf.active_source
@@ -162,7 +176,7 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
     weight_gb = params * bpp / 1e9
     if not (weight_gb > 0 and math.isfinite(bw * parallel / weight_gb)):
         # e.g. params_total = 1e-320: bytes per token underflow to 0, the bound to inf
-        return None, (f"bytes per token = {num(params, 3)} params × {num(bpp, 3)} B is too small for a "
+        return None, (f"bytes per token = {compact(params, 3)} params × {compact(bpp, 3)} B is too small for a "
                       "roofline (a parameter count below one?)")
     bound = bw * parallel / weight_gb
     gpu_bound = bound
@@ -182,12 +196,14 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
             else None
         if loaded is not None and loaded.total and abs(loaded.total - pf.total) / pf.total > 0.15:
             doubts.append(f"the launch command loads '{ctx.launch.model_path.split('/')[-1]}' "
-                          f"({num(loaded.total / 1e9, 3)}B), not {num(pf.total / 1e9, 3)}B")
+                          f"({compact(loaded.total / 1e9, 3)}B), not {compact(pf.total / 1e9, 3)}B")
         if doubts:
-            uncertain.append(f"weights ({num(fit.weights_gb, 3)} GB) exceed GPU memory ({num(fit.memory_gb, 3)} GB) "
+            uncertain.append(f"weights ({compact(fit.weights_gb, 3)} GB) exceed GPU memory "
+                             f"({compact(fit.memory_gb, 3)} GB) "
                              f"with every layer on the GPU, but {'; '.join(doubts)}")
         else:
-            memory_fail = (f"weights {num(fit.weights_gb, 3)} GB cannot fit {num(fit.memory_gb, 4)} GB of GPU memory, "
+            memory_fail = (f"weights {compact(fit.weights_gb, 3)} GB cannot fit "
+                           f"{compact(fit.memory_gb, 4)} GB of GPU memory, "
                            f"yet the launch command puts every layer on the GPU ({fit.placement.why})")
     elif fit is not None and fit.placement.all_on_gpu is False and fit.placement.host_fraction:
         host_fraction = fit.placement.host_fraction
@@ -195,36 +211,38 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
         if not fit.placement.exact:
             uncertain.append("offloaded share is a lower bound (which layers stay in host memory is not stated)")
     elif fit is not None and not fit.weights_fit and fit.placement.all_on_gpu is None:
-        uncertain.append(f"all weights ({num(fit.weights_gb, 3)} GB at {num(bpp, 3)} B) exceed GPU memory "
-                         f"({num(fit.memory_gb, 3)} GB) and the launch command does not say where they live — "
+        uncertain.append(f"all weights ({compact(fit.weights_gb, 3)} GB at {compact(bpp, 3)} B) exceed GPU memory "
+                         f"({compact(fit.memory_gb, 3)} GB) and the launch command does not say where they live — "
                          "quantization label or offload doubtful")
     arith = []
     if ctx.gpu.bandwidth_arithmetic and ctx.gpu.achievable_gb_s is None:
         arith.append(f"bandwidth = {ctx.gpu.bandwidth_arithmetic}")
     arith += [
-        f"bytes per token = {num(params / 1e9, 4)}e9 params [{basis}] × {num(bpp, 4)} B = {num(weight_gb, 3)} GB",
-        f"roofline = {num(bw, 4)} GB/s × {parallel} / {num(weight_gb, 3)} GB = {num(gpu_bound, 3)} tok/s ({split_line})",
+        f"bytes per token = {compact(params / 1e9, 4)}e9 params [{basis}] × {compact(bpp, 4)} B = "
+        f"{compact(weight_gb, 3)} GB",
+        f"roofline = {compact(bw, 4)} GB/s × {parallel} / {compact(weight_gb, 3)} GB = "
+        f"{compact(gpu_bound, 3)} tok/s ({split_line})",
     ]
     if fit is not None:
         arith += [f"memory: {line}" for line in fit.arithmetic]
     if host_fraction is not None:
-        arith.append(f"offload roofline = 1 / ({num(1 - host_fraction, 3)} × {num(weight_gb, 3)} GB / "
-                     f"{num(bw * parallel, 4)} GB/s + {num(host_fraction, 3)} × {num(weight_gb, 3)} GB / "
-                     f"{num(ctx.host_bandwidth_gb_s, 4)} GB/s host) = {num(bound, 3)} tok/s")
+        arith.append(f"offload roofline = 1 / ({compact(1 - host_fraction, 3)} × {compact(weight_gb, 3)} GB / "
+                     f"{compact(bw * parallel, 4)} GB/s + {compact(host_fraction, 3)} × {compact(weight_gb, 3)} GB / "
+                     f"{compact(ctx.host_bandwidth_gb_s, 4)} GB/s host) = {compact(bound, 3)} tok/s")
     arith += [
-        f"claim / roofline = {num(claim, 5)} / {num(bound, 4)} = {num(claim / bound, 3)}",
+        f"claim / roofline = {compact(claim, 5)} / {compact(bound, 4)} = {compact(claim / bound, 3)}",
     ]
     dense_bound = None
     if "unknown" in basis and pf.total is not None:
         need = bw * parallel * 1e9 / (claim * bpp)
-        arith.append(f"fits only if ≤ {num(need / 1e9, 3)}e9 parameters are read per token "
-                     f"({num(bw, 4)} GB/s × {parallel} / ({num(claim, 4)} tok/s × {num(bpp, 3)} B))")
+        arith.append(f"fits only if ≤ {compact(need / 1e9, 3)}e9 parameters are read per token "
+                     f"({compact(bw, 4)} GB/s × {parallel} / ({compact(claim, 4)} tok/s × {compact(bpp, 3)} B))")
         dense_bound = bound
-    src_bw = (f"measured achievable bandwidth {num(bw, 4)} GB/s ({ctx.gpu.achievable_source}), preferred over "
-              + (f"the spec sheet {num(ctx.gpu.bandwidth_gb_s, 4)} GB/s ({ctx.gpu.bandwidth_source})"
+    src_bw = (f"measured achievable bandwidth {compact(bw, 4)} GB/s ({ctx.gpu.achievable_source}), preferred over "
+              + (f"the spec sheet {compact(ctx.gpu.bandwidth_gb_s, 4)} GB/s ({ctx.gpu.bandwidth_source})"
                  if ctx.gpu.bandwidth_gb_s else f"the spec sheet: {ctx.gpu.bandwidth_source}")
-              if ctx.gpu.achievable_gb_s else f"bandwidth {num(bw, 4)} GB/s: {ctx.gpu.bandwidth_source}")
-    sources = [src_bw, f"bytes per weight {num(bpp, 4)}: {bpp_src}", f"parameters: {psrc}"]
+              if ctx.gpu.achievable_gb_s else f"bandwidth {compact(bw, 4)} GB/s: {ctx.gpu.bandwidth_source}")
+    sources = [src_bw, f"bytes per weight {compact(bpp, 4)}: {bpp_src}", f"parameters: {psrc}"]
     roof = Roofline(claim, params, basis, bpp, weight_gb, bw, parallel, bound, uncertain=uncertain,
                     arithmetic=arith, sources=sources, dense_bound_tok_s=dense_bound)
     spec = rec.speculative
@@ -234,13 +252,14 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
         roof.al_realistic = al_r
         roof.bound_spec_tok_s = bound * al_r
         arith.append(f"realistic AL = {ral.arithmetic}")
-        arith.append(f"speculative roofline = {num(bound, 4)} × {num(al_r, 3)} = {num(bound * al_r, 3)} tok/s; "
-                     f"claim / that = {num(claim / (bound * al_r), 3)}")
+        arith.append(f"speculative roofline = {compact(bound, 4)} × {compact(al_r, 3)} = "
+                     f"{compact(bound * al_r, 3)} tok/s; "
+                     f"claim / that = {compact(claim / (bound * al_r), 3)}")
         sources.append(DFLASH_SOURCE)
     roof.memory_fail = memory_fail
     roof.host_fraction = host_fraction
     if host_fraction is not None:
-        sources.append(f"host bandwidth {num(ctx.host_bandwidth_gb_s, 4)} GB/s for the offloaded share "
+        sources.append(f"host bandwidth {compact(ctx.host_bandwidth_gb_s, 4)} GB/s for the offloaded share "
                        f"({ctx.host_bandwidth_source})")
     roof.firm = not uncertain
     return roof, None
@@ -248,7 +267,15 @@ def compute_roofline(ctx: CheckContext) -> tuple[Roofline | None, str | None]:
 
 def check(ctx: CheckContext) -> Verdict:
     """A3 verdict: fail when the claim beats a firm roofline, warn near it or when inputs are uncertain."""
-    roof, why = compute_roofline(ctx)
+    return verdict(*compute_roofline(ctx))
+
+
+def verdict(roof: Roofline | None, why: str | None = None) -> Verdict:
+    """The A3 verdict of a computed roofline, or n/a with ``why`` when there is none.
+
+    Args:
+        roof, why: what :func:`compute_roofline` returned.
+    """
     if roof is None:
         return na(CHECK, TITLE, why or "not computable")
     r = roof.claim_tok_s / roof.effective_bound
@@ -265,32 +292,35 @@ def check(ctx: CheckContext) -> Verdict:
     if roof.host_fraction is not None:
         which = "offload " + which
     if roof.memory_fail:
-        status = Status.FAIL
+        status, code = Status.FAIL, "memory_contradiction"
         summary = f"the record contradicts itself: {roof.memory_fail}"
     elif r > 1:
         if roof.firm and r > A3_FAIL_ABOVE:
-            status = Status.FAIL
+            status, code = Status.FAIL, "above_roofline"
             kind = "offload roofline" if roof.host_fraction is not None else "roofline"
-            summary = (f"claim {num(roof.claim_tok_s, 5)} tok/s is {num(roof.ratio, 3)}× the {kind} "
-                       f"{num(roof.bound_tok_s, 3)} tok/s")
+            summary = (f"claim {compact(roof.claim_tok_s, 5)} tok/s is {compact(roof.ratio, 3)}× the {kind} "
+                       f"{compact(roof.bound_tok_s, 3)} tok/s")
             if roof.bound_spec_tok_s:
-                summary += f" and {num(r, 3)}× the {which} {num(roof.bound_spec_tok_s, 3)} tok/s"
+                summary += f" and {compact(r, 3)}× the {which} {compact(roof.bound_spec_tok_s, 3)} tok/s"
             summary += ": faster than memory bandwidth allows"
         elif roof.firm:
-            status = Status.WARN
-            summary = (f"claim is {num(r, 3)}× the {which} {num(roof.effective_bound, 3)} tok/s: over the bound, "
+            status, code = Status.WARN, "above_within_precision"
+            summary = (f"claim is {compact(r, 3)}× the {which} {compact(roof.effective_bound, 3)} tok/s: "
+                       "over the bound, "
                        f"but within the {round((A3_FAIL_ABOVE - 1) * 100)}% precision of the inputs")
         else:
-            status = Status.WARN
-            summary = (f"claim is {num(r, 3)}× the {which} {num(roof.effective_bound, 3)} tok/s, but not "
+            status, code = Status.WARN, "above_uncertain"
+            summary = (f"claim is {compact(r, 3)}× the {which} {compact(roof.effective_bound, 3)} tok/s, but not "
                        f"called impossible: {'; '.join(roof.uncertain)}")
     elif r > A3_WARN_ABOVE:
-        status = Status.WARN
-        summary = f"claim at {num(r, 3)} of the {which}: at the ceiling (spec-sheet bandwidth is optimistic)"
+        status, code = Status.WARN, "at_ceiling"
+        summary = f"claim at {compact(r, 3)} of the {which}: at the ceiling (spec-sheet bandwidth is optimistic)"
     else:
-        status = Status.PASS
-        summary = f"claim at {num(r, 2)} of the {which} {num(roof.effective_bound, 3)} tok/s"
+        status, code = Status.PASS, "below"
+        summary = f"claim at {compact(r, 2)} of the {which} {compact(roof.effective_bound, 3)} tok/s"
         if roof.uncertain:
             summary += f" ({'; '.join(roof.uncertain)})"
-    return Verdict(check=CHECK, title=TITLE, status=status, summary=summary, arithmetic=roof.arithmetic,
+    finding = Finding(code=f"{CHECK}.{code}", status=status, text=summary,
+                      figures={"claim_tok_s": roof.claim_tok_s, "bound_tok_s": roof.effective_bound, "over_bound": r})
+    return Verdict(check=CHECK, title=TITLE, status=status, findings=[finding], arithmetic=roof.arithmetic,
                    inputs=inputs, sources=roof.sources + [f"METHODS.md A3 (roofline; realistic AL {REALISTIC_AL:g})"])

@@ -3,10 +3,10 @@
 Records are grouped by (submitter, model, GPU, GPU count). Inside a group of
 at least 3 records, the Spearman rank correlation ρ of tok/s against every knob
 that varies (draft window k, context length, batch, concurrency, temperature)
-is computed with ``scipy.stats.spearmanr``. Its p-value is exact for
-n ≤ 8 — the share of all n! orderings of the rates whose |ρ| is at least the
-observed one (n = 3, ρ = ±1: p = 2/6 = 0.33, not the t-approximation's 0) —
-and scipy's approximation above that. When tok/s rises with the draft
+is computed with :func:`tokcaliper.stats.covariates.spearman`, the one the noise
+floor ranks covariates with. Its p-value is exact for n ≤ 8 — the share of all n!
+orderings of the rates whose |ρ| is at least the observed one (n = 3, ρ = ±1:
+p = 2/6 = 0.33, not the t-approximation's 0) — and scipy's approximation above that. When tok/s rises with the draft
 window (ρ ≥ 0.9 fail, ≥ 0.7 warn) the records measure the window, not the
 model (source: 512 → 4691, 256 → 4547, 56 → 2104, 24 → 1074 tok/s: ρ = 1).
 Other knobs are reported for context only.
@@ -18,17 +18,17 @@ notes. When the single most careful record is also the slowest, warn.
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from tokcaliper import numbers as fmt
-from tokcaliper.audit.checks._common import num, worst
+from tokcaliper.audit.checks._common import worst
 from tokcaliper.audit.claims import record_rate
-from tokcaliper.audit.constants import A4_EXACT_P_MAX_N, A4_FAIL_RHO, A4_MIN_N, A4_WARN_RHO
+from tokcaliper.audit.constants import A4_FAIL_RHO, A4_MIN_N, A4_WARN_RHO
 from tokcaliper.model.record import Record
-from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.model.verdict import Finding, Status, Verdict, summary_of
+from tokcaliper.numbers import compact
 
 CHECK, TITLE = "A4", "curve drawn by the batch (rank correlation)"
 
@@ -80,29 +80,8 @@ def _knobs(r: Record) -> dict[str, float | None]:
     }
 
 
-def spearman(xs: list[float], ys: list[float]) -> tuple[float, float, str]:
-    """Spearman ρ and its two-sided p-value, and how p was obtained.
-
-    Returns:
-        ``(rho, p, method)``: ``method`` is ``"exact"`` (permutation over all n!
-        orderings, n ≤ ``A4_EXACT_P_MAX_N``) or ``"t-approx."`` (scipy).
-        ρ is NaN for constant input.
-    """
-    import numpy as np
-    from scipy.stats import rankdata, spearmanr
-
-    res = spearmanr(xs, ys)
-    rho, pval = float(res.statistic), float(res.pvalue)
-    n = len(xs)
-    if rho != rho or n > A4_EXACT_P_MAX_N:
-        return rho, pval, "t-approx."
-    rx, ry = rankdata(xs), rankdata(ys)
-    rx = rx - rx.mean()
-    perms = np.array(list(itertools.permutations(ry))) - ry.mean()
-    denom = np.sqrt((rx ** 2).sum() * (perms ** 2).sum(axis=1))
-    rhos = (perms @ rx) / denom
-    p = float(np.mean(np.abs(rhos) >= abs(rho) - 1e-12))
-    return rho, p, "exact"
+#: How A4's arithmetic names the two ways :func:`tokcaliper.stats.covariates.spearman` gets p.
+_P_METHOD = {"exact permutation": "exact", "t approximation": "t-approx."}
 
 
 def _where(r: Record, fallback: int) -> str:
@@ -129,6 +108,8 @@ def check_batch(records: list[Record]) -> list[Curve]:
         One :class:`Curve` per group with ≥ 3 rated records; ``members`` are
         indices into ``records``.
     """
+    from tokcaliper.stats.covariates import spearman  # lazy: stats loads scipy, needed only here
+
     groups: dict[str, list[int]] = {}
     for i, r in enumerate(records):
         if _rate(r) is not None:
@@ -140,28 +121,31 @@ def check_batch(records: list[Record]) -> list[Curve]:
         rates = [_rate(records[i]) for i in idx]
         arith: list[str] = []
         statuses: list[Status] = []
-        findings: list[str] = []
+        findings: list[Finding] = []
         rhos: dict[str, float] = {}
         for knob in _knobs(records[idx[0]]):
             pairs = [(_knobs(records[i])[knob], rt) for i, rt in zip(idx, rates) if _knobs(records[i])[knob] is not None]
             if len(pairs) < A4_MIN_N or len({p[0] for p in pairs}) < 2:
                 continue
             xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
-            rho, pval, how = spearman(xs, ys)
+            rho, pval, method = spearman(xs, ys)
             if rho != rho:  # NaN: constant input
                 continue
+            how = _P_METHOD.get(method, method)
             rhos[knob] = rho
             order = sorted(pairs)
             arith.append(f"ρ(tok/s, {knob}) = {_rho(rho)} ({how} p = {fmt.num(pval, 2)}, n = {len(pairs)}): "
-                         + ", ".join(f"{num(x, 4)} → {num(y, 4)}" for x, y in order))
+                         + ", ".join(f"{compact(x, 4)} → {compact(y, 4)}" for x, y in order))
             if knob == "draft window k":
                 if rho >= A4_FAIL_RHO:
                     statuses.append(Status.FAIL)
-                    findings.append(f"tok/s rises with the draft window (ρ = {_rho(rho)}): the records measure the "
-                                    "window, not the model")
+                    findings.append(Finding(code="A4.window_curve", status=Status.FAIL, figures={"rho": rho},
+                                            text=f"tok/s rises with the draft window (ρ = {_rho(rho)}): the records "
+                                                 "measure the window, not the model"))
                 elif rho >= A4_WARN_RHO:
                     statuses.append(Status.WARN)
-                    findings.append(f"tok/s tends to rise with the draft window (ρ = {_rho(rho)})")
+                    findings.append(Finding(code="A4.window_trend", status=Status.WARN, figures={"rho": rho},
+                                            text=f"tok/s tends to rise with the draft window (ρ = {_rho(rho)})"))
                 else:
                     statuses.append(Status.PASS)
         scores = [(rigor_score(records[i]), i) for i in idx]
@@ -171,17 +155,20 @@ def check_batch(records: list[Record]) -> list[Curve]:
             slowest = min(idx, key=lambda i: _rate(records[i]))
             reasons = rigor_score(records[best[0]])[1]
             arith.append(f"most careful record: {_where(records[best[0]], best[0])} "
-                         f"({', '.join(reasons)}) at {num(_rate(records[best[0]]), 4)} tok/s; slowest in group: "
-                         f"{num(_rate(records[slowest]), 4)} tok/s")
+                         f"({', '.join(reasons)}) at {compact(_rate(records[best[0]]), 4)} tok/s; slowest in group: "
+                         f"{compact(_rate(records[slowest]), 4)} tok/s")
             if slowest == best[0]:
                 statuses.append(Status.WARN)
-                findings.append("the most carefully run record is the slowest (rigor against magnitude)")
+                findings.append(Finding(code="A4.rigor_slowest", status=Status.WARN,
+                                        text="the most carefully run record is the slowest (rigor against magnitude)"))
         if not statuses:
             statuses.append(Status.PASS)
         if not findings:
-            findings.append("no knob draws the curve by itself"
-                            + (f" (ρ shown for {', '.join(rhos)})" if rhos else ""))
-        v = Verdict(check=CHECK, title=TITLE, status=worst(statuses), summary=f"group {key}: " + "; ".join(findings),
+            findings.append(Finding(code="A4.no_curve", status=Status.PASS,
+                                    text="no knob draws the curve by itself"
+                                         + (f" (ρ shown for {', '.join(rhos)})" if rhos else "")))
+        v = Verdict(check=CHECK, title=TITLE, status=worst(statuses), findings=findings,
+                    summary=f"group {key}: " + summary_of(findings),
                     arithmetic=arith, inputs={"group": key, "n": len(idx), "rho": rhos,
                                               "tok_s": rates},
                     sources=["scipy.stats.spearmanr", "METHODS.md A4 (fail ρ ≥ 0.9, warn ρ ≥ 0.7 on the draft window)"])

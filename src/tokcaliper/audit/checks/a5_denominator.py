@@ -20,10 +20,11 @@ from __future__ import annotations
 import re
 
 from tokcaliper import numbers as fmt
-from tokcaliper.audit.checks._common import CheckContext, fixed, num, worst
+from tokcaliper.audit.checks._common import CheckContext, FindingLog
 from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.constants import A5_FAIL_DIFF, A5_WARN_DIFF
 from tokcaliper.model.verdict import Status, Verdict
+from tokcaliper.numbers import compact, fixed
 
 CHECK, TITLE = "A5", "what the denominator left out"
 
@@ -34,31 +35,30 @@ _CACHE_NOTE = re.compile(r"(prefill|prompt)[^.;\n]{0,40}(cache|cached)|(cache|ca
 def check(ctx: CheckContext) -> Verdict:
     """A5 verdict: warn on omissions; fail when tokens ÷ seconds is > 20 % off the reported rate."""
     rec = ctx.record
-    statuses: list[Status] = []
-    findings: list[str] = []
+    log = FindingLog(CHECK)
+    found = log.add
     arith: list[str] = []
+
     reported = record_rate(rec, "throughput")
     inputs = {"ttft_ms": rec.ttft_ms, "output_tokens": rec.output_tokens, "seconds": rec.seconds,
               "requests": rec.requests,
               "reported_tok_s": reported, "notes": rec.notes}
     if rec.ttft_ms is None:
-        statuses.append(Status.WARN)
-        findings.append("TTFT empty: the prefill cost is not shown")
+        found("ttft_empty", Status.WARN, "TTFT empty: the prefill cost is not shown")
     if rec.notes and _CACHE_NOTE.search(rec.notes):
-        statuses.append(Status.WARN)
-        findings.append(f"notes say the prompt/prefill came from cache: {_CACHE_NOTE.search(rec.notes).group(0)!r}")
+        found("cached_prefill", Status.WARN,
+              f"notes say the prompt/prefill came from cache: {_CACHE_NOTE.search(rec.notes).group(0)!r}")
     if rec.output_tokens is None or rec.seconds is None:
-        statuses.append(Status.WARN)
         missing = [n for n, v in (("output tokens", rec.output_tokens), ("seconds", rec.seconds)) if v is None]
-        findings.append(f"{' and '.join(missing)} not published: tokens ÷ seconds cannot be checked")
+        found("totals_missing", Status.WARN,
+              f"{' and '.join(missing)} not published: tokens ÷ seconds cannot be checked")
     elif reported is None:
-        statuses.append(Status.WARN)
-        findings.append("no reported rate to check tokens ÷ seconds against")
+        found("no_rate", Status.WARN, "no reported rate to check tokens ÷ seconds against")
     else:
         computed = rec.output_tokens / rec.seconds
         diff = abs(computed / reported - 1)
-        arith.append(f"{rec.output_tokens} tokens / {num(rec.seconds, 4)} s = {num(computed, 5)} tok/s vs "
-                     f"reported {num(reported, 5)} → {fixed(diff * 100, 1)}% apart")
+        arith.append(f"{rec.output_tokens} tokens / {compact(rec.seconds, 4)} s = {compact(computed, 5)} tok/s vs "
+                     f"reported {compact(reported, 5)} → {fixed(diff * 100, 1)}% apart")
         multi = [f"{what} {v}" for what, v in (("requests", rec.requests), ("concurrency", rec.concurrency),
                                                  ("batch", rec.batch_size)) if v is not None and v > 1]
         if rec.ttft_ms is not None and multi:
@@ -67,21 +67,19 @@ def check(ctx: CheckContext) -> Verdict:
         elif rec.ttft_ms is not None and rec.seconds > rec.ttft_ms / 1000 and rec.output_tokens > 1:
             dec = (rec.output_tokens - 1) / (rec.seconds - rec.ttft_ms / 1000)
             d2 = abs(dec / reported - 1)
-            arith.append(f"decode only: ({rec.output_tokens} − 1) / ({num(rec.seconds, 4)} − "
-                         f"{num(rec.ttft_ms / 1000, 3)}) s = {num(dec, 5)} tok/s → {fixed(d2 * 100, 1)}% apart")
+            arith.append(f"decode only: ({rec.output_tokens} − 1) / ({compact(rec.seconds, 4)} − "
+                         f"{compact(rec.ttft_ms / 1000, 3)}) s = {compact(dec, 5)} tok/s → "
+                         f"{fixed(d2 * 100, 1)}% apart")
             diff = min(diff, d2)
         inputs["relative_difference"] = diff
-        if diff > A5_FAIL_DIFF:
-            statuses.append(Status.FAIL)
-            findings.append(f"tokens ÷ seconds is {fixed(diff * 100, 0)}% off the reported rate")
-        elif diff > A5_WARN_DIFF:
-            statuses.append(Status.WARN)
-            findings.append(f"tokens ÷ seconds is {fixed(diff * 100, 0)}% off the reported rate")
+        if diff > A5_WARN_DIFF:
+            found("rate_mismatch", Status.FAIL if diff > A5_FAIL_DIFF else Status.WARN,
+                  f"tokens ÷ seconds is {fixed(diff * 100, 0)}% off the reported rate", relative_difference=diff)
         else:
-            statuses.append(Status.PASS)
-            findings.append(f"tokens ÷ seconds matches the reported rate ({fmt.percent(diff)})")
-    if not statuses:
-        statuses.append(Status.PASS)
-    return Verdict(check=CHECK, title=TITLE, status=worst(statuses), summary="; ".join(findings) or "complete",
+            found("rate_matches", Status.PASS, f"tokens ÷ seconds matches the reported rate ({fmt.percent(diff)})",
+                  relative_difference=diff)
+    if not log.findings:
+        found("complete", Status.PASS, "complete")
+    return Verdict(check=CHECK, title=TITLE, status=log.status, findings=log.findings,
                    arithmetic=arith, inputs=inputs,
                    sources=["METHODS.md A5; bands: pass ≤ 5%, warn ≤ 20%, fail > 20%"])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from tokcaliper.audit.checks._common import CheckContext, worst
+from tokcaliper.audit.checks._common import CheckContext, FindingLog
 from tokcaliper.model.verdict import Status, Verdict
 
 CHECK, TITLE = "A6", "context of the number"
@@ -57,34 +57,30 @@ def classify_version(version: str | None) -> tuple[str, list[str]]:
 def check(ctx: CheckContext) -> Verdict:
     """A6 verdict: warn on missing batch context, fork/local/missing versions, no launch command."""
     rec = ctx.record
-    statuses: list[Status] = []
-    findings: list[str] = []
+    log = FindingLog(CHECK)
+    found = log.add
     arith: list[str] = []
+
     kind, reasons = classify_version(rec.engine.version)
     inputs = {"batch_size": rec.batch_size, "concurrency": rec.concurrency, "engine": rec.engine.name,
               "engine_version": rec.engine.version, "version_kind": kind,
               "launch_command": bool(rec.launch_command)}
     if rec.batch_size is None and rec.concurrency is None:
-        statuses.append(Status.WARN)
-        findings.append("no batch size or concurrency: the load behind the number is unknown")
+        found("load_unknown", Status.WARN, "no batch size or concurrency: the load behind the number is unknown")
     elif (rec.batch_size or 1) == 1 and (rec.concurrency or 1) == 1:
-        statuses.append(Status.PASS)
-        findings.append("single stream (batch 1): says nothing about multi-user serving")
+        found("single_stream", Status.PASS, "single stream (batch 1): says nothing about multi-user serving")
     else:
-        statuses.append(Status.PASS)
-        findings.append(f"batch {rec.batch_size or '—'}, concurrency {rec.concurrency or '—'}")
+        found("load", Status.PASS, f"batch {rec.batch_size or '—'}, concurrency {rec.concurrency or '—'}",
+              batch_size=rec.batch_size, concurrency=rec.concurrency)
     arith.append(f"engine version {rec.engine.version!r} → {kind}" + (f": {'; '.join(reasons)}" if reasons else ""))
     if kind == "missing":
-        statuses.append(Status.WARN)
-        findings.append("engine version not published: the build is unknown")
+        found("version_missing", Status.WARN, "engine version not published: the build is unknown")
     elif kind == "fork/local":
-        statuses.append(Status.WARN)
-        findings.append(f"engine version {rec.engine.version!r} is a fork/local build ({reasons[0]}): unknown changes")
+        found("version_fork", Status.WARN,
+              f"engine version {rec.engine.version!r} is a fork/local build ({reasons[0]}): unknown changes")
     elif kind == "dev build" and reasons:
-        statuses.append(Status.WARN)
-        findings.append(reasons[0])
+        found("version_dev", Status.WARN, reasons[0])
     if not rec.launch_command:
-        statuses.append(Status.WARN)
-        findings.append("no launch command: nothing about the configuration can be checked")
-    return Verdict(check=CHECK, title=TITLE, status=worst(statuses), summary="; ".join(findings),
+        found("no_launch_command", Status.WARN, "no launch command: nothing about the configuration can be checked")
+    return Verdict(check=CHECK, title=TITLE, status=log.status, findings=log.findings,
                    arithmetic=arith, inputs=inputs, sources=["METHODS.md A6"])

@@ -28,6 +28,7 @@ from typing import Any
 
 from tokcaliper.audit.facts.models import ModelFacts, match_model
 from tokcaliper.model.record import Record
+from tokcaliper.validation import must_be, show
 
 #: Relative disagreement above which the table's total beats the record's.
 TABLE_OVERRIDES_ABOVE = 0.15
@@ -188,11 +189,6 @@ _ZERO_MEANS_ABSENT = frozenset({"num_experts", "num_local_experts", "n_routed_ex
                                 "moe_intermediate_size", "intermediate_size", "shared_expert_intermediate_size"})
 
 
-def _show(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def params_from_config(c: dict[str, Any], name: str = "config.json") -> ParamFacts:
     """Parameter counts from a Hugging Face ``config.json`` (approximate; pure arithmetic).
 
@@ -226,7 +222,7 @@ def params_from_config(c: dict[str, Any], name: str = "config.json") -> ParamFac
 
     if "text_config" in c:
         if not isinstance(c["text_config"], dict):
-            raise InputError(f"{name}: text_config must be an object, got {_show(c['text_config'])}")
+            raise InputError(f"{name}: text_config must be an object, got {show(c['text_config'])}")
         c = c["text_config"]
 
     def whole(key: str, default: int | None = None, minimum: int = 1) -> int:
@@ -239,10 +235,9 @@ def params_from_config(c: dict[str, Any], name: str = "config.json") -> ParamFac
             return default
         ok = not isinstance(v, bool) and (isinstance(v, int) or (isinstance(v, float) and v.is_integer()))
         if not ok or int(v) < minimum:
-            raise InputError(f"{name}: {key} must be a whole number ≥ {minimum}, got {_show(v)}")
+            raise InputError(f"{name}: {key} {must_be(v, whole=True, ge=minimum)}")
         if int(v) > MAX_CONFIG_INT:
-            raise InputError(f"{name}: {key} must be a whole number ≥ {minimum} and ≤ {MAX_CONFIG_INT:,} (2^40), "
-                             f"got {_show(v)}")
+            raise InputError(f"{name}: {key} {must_be(v, whole=True, ge=minimum, le=MAX_CONFIG_INT)} (2^40 at most)")
         return int(v)
 
     h, layers, vocab = whole("hidden_size"), whole("num_hidden_layers"), whole("vocab_size")

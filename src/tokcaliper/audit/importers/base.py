@@ -33,7 +33,7 @@ from tokcaliper.audit.launch import parse_launch
 from tokcaliper.errors import InputError
 from tokcaliper.model.record import Record, SpeculativeInfo
 from tokcaliper.validation import describe as describe_error
-from tokcaliper.validation import loc_path, problems, show
+from tokcaliper.validation import and_more, as_number, loc_path, problems, show
 
 
 @runtime_checkable
@@ -120,11 +120,9 @@ def num(v: Any, field_name: str = "(number)") -> float | None:
     """
     if v is None or v == "":
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise FieldError(field_name, f"expected a number, got {show(v)}")
     try:
-        return float(v)
-    except (ValueError, OverflowError):
+        return as_number(v)
+    except ValueError:
         raise FieldError(field_name, f"expected a number, got {show(v)}") from None
 
 
@@ -164,18 +162,18 @@ def field_error(e: ValidationError, sources: dict[str, str] | None = None) -> Fi
 
     The field is the record's path (``power_w[1]``); when the value came from
     a differently named source field the path is followed by it:
-    ``tok_s_decode (from observedTokS)``. ``"; and N more"`` counts the rest.
+    ``tok_s_decode (from observedTokS)``. ``" (and N more)"`` counts the rest
+    (:func:`tokcaliper.validation.and_more`).
     """
     probs = problems(e)
     first = probs[0]
     loc = loc_path(first.loc) or "(record)"
-    more = f"; and {len(probs) - 1} more" if len(probs) > 1 else ""
     src = (sources or {}).get(loc.split("[")[0])
     where = f"{loc} (from {src})" if src and src != loc.split("[")[0] else loc
     what = describe_error(first.err)
     if first.err.get("type") == "extra_forbidden":
         what = "unknown field (not part of the record format)"
-    return FieldError(where, what + more)
+    return FieldError(where, what + and_more(len(probs) - 1))
 
 
 # --------------------------------------------------------------------------- building records

@@ -1,4 +1,5 @@
-"""``analyze``: one cloud or clumps, what explains them, and drift over run order (M2).
+"""``analyze``: why one configuration's runs spread — one cloud or clumps, what explains them,
+and drift over run order (M2). (Module ``spread``: ``experiment.analysis`` compares arms.)
 
 Pure: combines :mod:`.clumps`, :mod:`.covariates` and :mod:`.drift` into one
 :class:`Analysis` that the CLI renders as text or JSON.
@@ -22,7 +23,7 @@ from tokcaliper.numbers import ratio as fmt_ratio
 from tokcaliper.stats.clumps import SplitResult, best_split
 from tokcaliper.stats.covariates import CovariateRank, rank_covariates
 from tokcaliper.stats.describe import Description, describe
-from tokcaliper.stats.drift import DriftResult, mann_kendall
+from tokcaliper.stats.drift import MIN_RUNS_DRIFT, DriftResult, mann_kendall
 
 __all__ = ["MAX_RUNS", "Analysis", "analyze_values"]
 
@@ -108,7 +109,7 @@ def analyze_values(
     order = positions
     if order is None and "position" in cov and all(v is not None for v in cov["position"]):
         order = [float(v) for v in cov["position"]]  # type: ignore[arg-type]
-    drift = mann_kendall(values, order, alpha=alpha / 2, name=metric) if len(values) >= 5 else None
+    drift = mann_kendall(values, order, alpha=alpha / 2, name=metric) if len(values) >= MIN_RUNS_DRIFT else None
     u = f" {unit}" if unit else ""
     n = len(values)
     advice: list[str] = []
