@@ -91,6 +91,8 @@ KNOWN_COVARIATES: dict[str, tuple[str, Measured]] = {
     "server_cpu_cores": ("server CPU (cores used)", "during"),
     "client_cpu_cores": ("client CPU (cores used)", "during"),
     "foreign_cpu_cores": ("other processes' CPU (cores used)", "outside"),
+    "foreign_gpu_sm_pct": ("other processes' share of GPU SM time (%)", "outside"),
+    "foreign_gpu_mem_mib": ("other processes' GPU memory (MiB)", "outside"),
 }
 
 
@@ -116,7 +118,9 @@ def run_covariates(runs: Sequence[Run]) -> dict[str, list[float | None]]:
     - ``rest_s``: :attr:`Run.rest_s`.
     - per GPU, from :attr:`Run.telemetry`: ``sm_clock_start_mhz``,
       ``temperature_start_c``, ``sm_clock_mean_mhz``, ``temperature_peak_c``,
-      ``power_mean_w``; with one GPU the names are bare, with several they end
+      ``power_mean_w``, ``foreign_gpu_sm_pct`` / ``foreign_gpu_mem_mib`` (other
+      processes' mean SM share, %, and GPU memory, MiB: set outside the run, like
+      ``foreign_cpu_cores``); with one GPU the names are bare, with several they end
       in ``_<device>`` (e.g. ``_gpu1``) and ``sm_clock_start_mhz`` is the mean
       over the GPUs.
     - for a CPU device: ``cpu_clock_start_mhz``, ``cpu_temperature_start_c``,
@@ -143,7 +147,8 @@ def run_covariates(runs: Sequence[Run]) -> dict[str, list[float | None]]:
                       if d.kind in GPU_KINDS})
     fields = {"sm_clock_start_mhz": "clock_start_mhz", "temperature_start_c": "temperature_start_c",
               "sm_clock_mean_mhz": "clock_mean_mhz", "temperature_peak_c": "temperature_peak_c",
-              "power_mean_w": "power_mean_w"}
+              "power_mean_w": "power_mean_w", "foreign_gpu_sm_pct": "foreign_sm_mean_pct",
+              "foreign_gpu_mem_mib": "foreign_mem_mean_mib"}
 
     def dev_value(run: Run, device: str, attr: str) -> float | None:
         if run.telemetry is None:
