@@ -84,3 +84,23 @@ def test_a_late_dispatch_blames_the_client_only_when_its_own_figures_show_it():
     # … or it was saturated.
     busy = judge_client(idle.model_copy(update={"cpu_share": 0.95}), late)
     assert busy.client_limited and any("the client, not the server" in x for x in busy.limits)
+
+
+def test_a_late_dispatch_the_in_flight_cap_explains_names_the_cap():
+    """Issue 21: open-loop arrivals that waited for a slot under the cap are late because of
+    it, not because of the client or the host; the cap is named once its waits alone reach
+    the p99 (at least 1 % of the requests)."""
+    late = Percentiles(n=200, p99=0.310)
+    idle = ClientHealth(loop_lag_s=Percentiles(n=100, p99=0.0012), cpu_share=0.015, cap=2, cap_waits=150)
+    capped = judge_client(idle.model_copy(update={"cap_late": 140}), late)
+    assert not capped.client_limited and capped.host_limits == [] and capped.limits == []
+    assert capped.cap_limits == [
+        "requests left 310 ms after their scheduled time at p99 (bound 5.00 ms): 140 of 200 arrivals found "
+        "the in-flight cap (2 streams) reached and waited for a slot past the bound — the arrival rate was "
+        "beyond what 2 streams serve; the cap, not the client or the host, delayed them (see the TTFT "
+        "from schedule)"]
+    # One late wait in 200 (0.5 %) cannot make the p99: the host is named, as without a cap.
+    few = judge_client(idle.model_copy(update={"cap_late": 1}), late)
+    assert few.cap_limits == [] and len(few.host_limits) == 1
+    # A closed loop has no cap to blame.
+    assert judge_client(idle.model_copy(update={"cap": None, "cap_late": 140}), late).cap_limits == []

@@ -333,6 +333,8 @@ def run_cause(run: Run) -> str | None:
         why.append("client-limited" + (f": {'; '.join(m.client.limits)}" if m.client.limits else ""))
     if m.client is not None and m.client.host_limits:
         why.append("host-delayed: " + "; ".join(m.client.host_limits))
+    if m.client is not None and m.client.cap_limits:
+        why.append("cap-limited: " + "; ".join(m.client.cap_limits))
     tel = run.telemetry
     if tel is not None:
         if tel.client_saturated:

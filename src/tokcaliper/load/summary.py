@@ -119,6 +119,12 @@ def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float |
     saturated host deschedules an idle client as well): the sentence names the
     host and goes to ``host_limits``; ``client_limited`` is not set by it.
 
+    In an open loop, arrivals that found the in-flight cap reached waited for a slot
+    (``client.cap_late`` of them past ``DISPATCH_BOUND_S``, counted by the driver).
+    When those alone are at least 1 % of the requests (so they alone put the p99
+    past the bound), the late dispatch is the cap's: one sentence naming it goes to
+    ``cap_limits``, and neither the client nor the host is blamed for it.
+
     With several load workers
     (``client.workers``, each already judged over its own requests) the limits
     are the workers' own, each named: one worker over a bound limits the run.
@@ -136,7 +142,13 @@ def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float |
     lagged = lag is not None and lag > LAG_BOUND_S  # sends wait for the loop whatever stamps arrivals
     busy = client.cpu_share is not None and client.cpu_share > CPU_BOUND_SHARE
     host: list[str] = []
-    if dispatch.p99 is not None and dispatch.p99 > DISPATCH_BOUND_S:
+    cap: list[str] = []
+    late = dispatch.p99 is not None and dispatch.p99 > DISPATCH_BOUND_S
+    if late and client.cap and dispatch.n and client.cap_late >= 0.01 * dispatch.n:
+        cap.append(W.CAP_DISPATCH_LATE.text(delay_ms=num(dispatch.p99 * 1000),  # type: ignore[operator]
+                                            bound_ms=num(DISPATCH_BOUND_S * 1000), late=client.cap_late,
+                                            n=dispatch.n, cap=client.cap))
+    elif late:
         if lagged or busy:
             limits.append(W.CLIENT_DISPATCH_LATE.text(delay_ms=num(dispatch.p99 * 1000),
                                                       bound_ms=num(DISPATCH_BOUND_S * 1000)))
@@ -151,7 +163,8 @@ def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float |
     if client.workers:  # several load processes: each one's own verdict (the figures above are their union)
         limits = [f"load worker {w.worker + 1}: {line}" for w in client.workers if w.client is not None
                   for line in w.client.limits]
-    return client.model_copy(update={"client_limited": bool(limits), "limits": limits, "host_limits": host})
+    return client.model_copy(update={"client_limited": bool(limits), "limits": limits, "host_limits": host,
+                                     "cap_limits": cap})
 
 
 def error_rate(metrics: RunMetrics) -> float:
