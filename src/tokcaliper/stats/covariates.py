@@ -54,6 +54,7 @@ __all__ = [
     "covariate_label",
     "rank_covariates",
     "run_covariates",
+    "separated",
     "spearman",
 ]
 
@@ -71,6 +72,11 @@ FOLLOWS_THROUGHPUT = frozenset({"client_cpu_cores"})
 #: |ρ| from which a covariate set outside the run is ranked before those measured
 #: during it (:func:`rank_covariates`); the noise floor's cause sentence uses the same 0.8.
 STRONG_RHO = 0.8
+
+#: Largest exact two-sided Mann–Whitney p at which a complete separation of the two
+#: groups (rank-biserial |r| = 1) counts as strong: 0.1, the p of 3 runs against 3
+#: (2 of the C(6,3) = 20 splits), the same evidence as |ρ| ≥ 0.8 at n = 6 (exact p ≈ 0.1).
+SEPARATED_P = 0.1
 
 Measured = Literal["start", "during", "outside", "order", "unknown"]
 
@@ -239,6 +245,12 @@ class CovariateRank(BaseModel):
     group_means: tuple[float, float] | None = None
 
 
+def separated(r: CovariateRank) -> bool:
+    """Does the covariate separate the two groups completely, at exact p ≤ :data:`SEPARATED_P`?"""
+    return (r.separation is not None and abs(r.separation) == 1.0 and r.separation_p is not None
+            and r.separation_p <= SEPARATED_P + 1e-12)
+
+
 def rank_covariates(values: Sequence[float], covariates: Mapping[str, Sequence[float | None]],
                     groups: Sequence[int] | None = None) -> tuple[list[CovariateRank], dict[str, str]]:
     """Rank covariates by how strongly they go with ``values`` (and separate ``groups``).
@@ -298,8 +310,11 @@ def rank_covariates(values: Sequence[float], covariates: Mapping[str, Sequence[f
     # Among strong correlations (|ρ| ≥ STRONG_RHO) a covariate set outside the run (other
     # processes' load) comes before those measured during it: the server's own CPU falls when
     # other work takes its cores, a mediator that would name the symptom, not the cause.
+    # So does one that separates the two groups completely (|r| = 1) at an exact
+    # Mann–Whitney p ≤ SEPARATED_P: the bimodal case (contended runs and quiet ones) whose
+    # within-group order is noise, where ρ can stay near 0.77 (issue 21).
     ranked.sort(key=lambda r: (r.name in FOLLOWS_THROUGHPUT,
-                               not (r.measured == "outside" and abs(r.rho) >= STRONG_RHO),
+                               not (r.measured == "outside" and (abs(r.rho) >= STRONG_RHO or separated(r))),
                                -abs(r.rho), -abs(r.separation or 0.0), r.measured == "during", r.name))
     if ranked:
         holm = multipletests([r.p for r in ranked], method="holm")[1]

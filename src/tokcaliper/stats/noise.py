@@ -24,7 +24,7 @@ from tokcaliper.errors import InputError
 from tokcaliper.model import warnings as W
 from tokcaliper.model.verdict import Status, Verdict
 from tokcaliper.numbers import num, percent
-from tokcaliper.stats.covariates import CovariateRank, rank_covariates
+from tokcaliper.stats.covariates import FOLLOWS_THROUGHPUT, CovariateRank, rank_covariates, separated
 from tokcaliper.stats.describe import Description, describe
 from tokcaliper.stats.resolution import (
     mde_quick,
@@ -178,18 +178,31 @@ def explain_spread(name: str, values: Sequence[float], covariates: Mapping[str, 
         covariates: covariate name → value per run (same order; None = unknown).
         cv: the metric's CV, quoted at the start of the sentence when given.
 
+    The runs are split into their lower and upper half by the metric (the lower
+    ``n − n//2`` and the upper ``n//2``), and the covariates are ranked against the
+    metric with those groups (:func:`rank_covariates`). The first that is neither run
+    order (it has the drift test) nor an effect of throughput explains the spread when
+    ``|ρ| ≥`` :data:`EXPLAIN_MIN_RHO`, or when it separates the halves completely at an
+    exact Mann–Whitney p ≤ :data:`~tokcaliper.stats.covariates.SEPARATED_P` (3 runs
+    against 3 and more: contended runs and quiet ones, whose order within each half
+    is noise, can leave ρ at 0.55–0.8 with every contended run below every quiet one).
+
     Returns:
-        ``(rank, sentence)``, or ``(None, None)`` when no covariate other than run
-        order reaches ``|ρ| ≥`` :data:`EXPLAIN_MIN_RHO` (order has the drift test).
+        ``(rank, sentence)``, or ``(None, None)`` when none does.
 
     Raises:
         InputError: a covariate of another length than ``values``.
     """
     if len(values) < 4 or not covariates:
         return None, None
-    ranked, _ = rank_covariates(values, covariates)
-    best = next((r for r in ranked if r.measured != "order"), None)
-    if best is None or abs(best.rho) < EXPLAIN_MIN_RHO:
+    n = len(values)
+    groups = [0] * n
+    for i in sorted(range(n), key=lambda i: values[i])[n - n // 2:]:
+        groups[i] = 1
+    ranked, _ = rank_covariates(values, covariates, groups)
+    best = next((r for r in ranked if r.measured != "order" and r.name not in FOLLOWS_THROUGHPUT), None)
+    split = best is not None and abs(best.rho) < EXPLAIN_MIN_RHO and separated(best)
+    if best is None or (abs(best.rho) < EXPLAIN_MIN_RHO and not split):
         return None, None
     col = covariates[best.name]
     known = sorted((v, float(c)) for v, c in zip(values, col) if c is not None)
@@ -197,9 +210,11 @@ def explain_spread(name: str, values: Sequence[float], covariates: Mapping[str, 
     low = sum(c for _, c in known[:k]) / k
     high = sum(c for _, c in known[-k:]) / k
     head = f"CV {percent(cv)}: " if cv is not None else ""
+    sep = (f"; it separates the lower {n - n // 2} runs from the upper {n // 2} completely, Mann–Whitney "
+           f"exact p = {num(best.separation_p, 2)}") if split else ""
     sentence = (f"{head}{best.label} {num(low)} on average in the {k} lowest runs, {num(high)} in the {k} "
                 f"highest (ρ = {num(best.rho, 2, min_decimals=2, signed=True)} with {name}, n = {best.n}, "
-                f"p = {num(best.p, 2)} {best.p_method}): the spread is that covariate's as much as the "
+                f"p = {num(best.p, 2)} {best.p_method}{sep}): the spread is that covariate's as much as the "
                 "server's")
     return best, sentence
 
