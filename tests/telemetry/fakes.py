@@ -161,6 +161,8 @@ class FakeNvml:
             raise FakeNVMLError("Not Supported", 3)
         ts = 1000 * (self.idx + 1)
         rows = script[min(self.idx, len(script) - 1)]
+        if isinstance(rows, Exception):
+            raise rows
         if ts <= last_seen_us or not rows:
             raise FakeNVMLError("Not Found", 6)
         return [SimpleNamespace(pid=pid, timeStamp=ts, smUtil=sm, memUtil=0, encUtil=0, decUtil=0)

@@ -55,6 +55,18 @@ def test_foreign_gpu_processes_are_those_outside_the_server_tree_and_the_client(
         [(x.foreign_procs, x.foreign_mem_bytes, x.foreign_sm_pct) for x in out]
 
 
+def test_pynvml_raising_success_for_no_sample_reads_as_none_taken():
+    # pynvml's nvmlDeviceGetProcessUtilization raises NVMLError(NVML_SUCCESS) when its sizing
+    # call finds no sample at all: a reading of 0, not an unsupported function
+    from .fakes import FakeNVMLError
+
+    fake = FakeNvml([h200(procs=[(200, GIB)], proc_util=[FakeNVMLError("Success", 0), [(200, 40)]])])
+    backend = NvmlBackend(nvml=fake, ppid_of=PARENTS.get)
+    (dev,) = backend.open()
+    assert "foreign_sm_pct" not in dev.unavailable
+    assert [s.foreign_sm_pct for s in _drive(backend, fake, 2)] == [0.0, 40.0]
+
+
 def test_without_per_process_utilisation_the_sm_share_is_unknown_not_zero():
     fake = FakeNvml([h200(procs=[(200, GIB)], proc_util=None)])
     backend = NvmlBackend(nvml=fake, ppid_of=PARENTS.get)

@@ -199,8 +199,11 @@ class _Gpu:
 
 
 def _not_found(exc: BaseException) -> bool:
-    """NVML's NOT_FOUND (pynvml ``NVMLError_NotFound``: ``value`` 6, text "Not Found")."""
-    return getattr(exc, "value", None) == NVML_ERROR_NOT_FOUND or "not found" in str(exc).lower()
+    """No per-process sample: NVML's NOT_FOUND (pynvml ``NVMLError_NotFound``: ``value`` 6,
+    "Not Found"), or pynvml's ``NVMLError(NVML_SUCCESS)`` ("Success"), which its
+    ``nvmlDeviceGetProcessUtilization`` raises when the sizing call finds no sample at all."""
+    value = getattr(exc, "value", None)
+    return value in (0, NVML_ERROR_NOT_FOUND) or str(exc).strip().lower() in ("not found", "success")
 
 
 def read_ppid(pid: int) -> int | None:
