@@ -107,7 +107,7 @@ def test_a_late_dispatch_the_in_flight_cap_explains_names_the_cap():
 
 
 def test_a_late_idle_loop_on_a_host_other_processes_held_is_the_hosts_doing():
-    """Issue 21: at load 10 on 2 cores the idle client's loop ran 13–30 ms late (its CPU ~1 %)
+    """Issue 21: at load 10 on 2 cores the idle client's loop ran 5–33 ms late (its CPU 0.3–0.4 %)
     while other processes held 1.6–1.7 cores: the late sends are the host's, not the client's."""
     late = Percentiles(n=100, p99=0.0130)
     lagged = ClientHealth(loop_lag_s=Percentiles(n=100, p99=0.013), cpu_share=0.012)

@@ -123,7 +123,7 @@ def judge_client(client: ClientHealth, dispatch: Percentiles, itl_p50_s: float |
     host (``foreign_cores`` ≥ :data:`~tokcaliper.model.telemetry.FOREIGN_CPU_BOUND_CORES`,
     the run's telemetry) while the client's CPU share stayed within its bound: an idle
     loop that runs late was descheduled by that load (seen on the shared 2-core host at
-    load 10: loop lag p99 13–30 ms at ~1 % client CPU with 1.6–1.7 foreign cores). The
+    load 10: loop lag p99 5–33 ms at 0.3–0.4 % client CPU with 1.6–1.7 foreign cores). The
     loop-lag warning itself stays: its timestamps do trail by that much.
 
     In an open loop, arrivals that found the in-flight cap reached waited for a slot
