@@ -394,6 +394,7 @@ def render_level(console, arm: str, runs, report, wide: bool) -> None:  # type: 
     from tokcaliper.report.prefix_cache_view import render_prefix_cache
     from tokcaliper.report.roofline_view import render_roofline
     from tokcaliper.report.slo_view import render_slo, render_steady
+    from tokcaliper.report.text import esc
 
     console.print(runs_table(runs, wide=wide))
     render_client(console, runs)

@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from time import perf_counter
 
 from tokcaliper.errors import ServerError
@@ -43,6 +44,7 @@ from tokcaliper.load.prompts import Messages
 from tokcaliper.load.sessions import SharedPrefixes, session_loop
 from tokcaliper.load.sse import RawStream
 from tokcaliper.load.summary import percentiles
+from tokcaliper.load.timer import ArrivalTimer
 from tokcaliper.load.datasets import DatasetWorkload
 from tokcaliper.load.synthetic import SyntheticWorkload
 from tokcaliper.load.trace import TraceWorkload
@@ -309,14 +311,13 @@ async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out
                      offsets: list[float], index_offset: int) -> None:
     """Send request k at ``run_start + offsets[k]``, at most ``cfg.concurrency`` in flight.
 
-    Each arrival is a timer callback that sends at once on an idle connection
-    (no task start in between); an arrival over the in-flight cap, or with no
+    Each arrival is a timer callback (a ``timerfd`` where there is one:
+    :mod:`tokcaliper.load.timer`) that sends at once on an idle connection (no
+    task start in between); an arrival over the in-flight cap, or with no
     connection ready, waits, and the wait shows as its dispatch delay.
     """
     loop = asyncio.get_running_loop()
-    # perf_counter and loop.time() are both CLOCK_MONOTONIC on Linux; the
-    # offset keeps this right where they are not.
-    to_loop = loop.time() - perf_counter()
+    timer = ArrivalTimer(loop)
     n = len(offsets)
     cap = cfg.concurrency
     in_flight = 0
@@ -357,21 +358,30 @@ async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out
             finished.set_result(None)
 
     def fire(k: int) -> None:
+        """Send arrival k and every later one already due (a burst at one instant leaves
+        back to back, not one loop pass apart), then arm the timer for the next."""
         nonlocal fired
-        fired += 1
-        if k + 1 < n:
-            loop.call_at(out.run_start + offsets[k + 1] + to_loop, fire, k + 1)
-        raw = reqs.stream(k, index=index_offset + k, warmup=False, scheduled=out.run_start + offsets[k])
-        if in_flight < cap and not failure:
-            start(raw)
-        else:
-            out.cap_waits += in_flight >= cap
-            waiting.append(raw)
+        while True:
+            fired += 1
+            raw = reqs.stream(k, index=index_offset + k, warmup=False, scheduled=out.run_start + offsets[k])
+            if in_flight < cap and not failure:
+                start(raw)
+            else:
+                out.cap_waits += in_flight >= cap  # waited for the in-flight cap
+                waiting.append(raw)
+            k += 1
+            if k == n:
+                return
+            due = out.run_start + offsets[k]
+            if due > perf_counter():
+                timer.at(due, partial(fire, k))
+                return
 
-    loop.call_at(out.run_start + offsets[0] + to_loop, fire, 0)
+    timer.at(out.run_start + offsets[0], partial(fire, 0))
     try:
         await finished
     finally:
+        timer.close()
         for t in list(tasks):
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
