@@ -44,7 +44,7 @@ def test_foreign_gpu_processes_are_those_outside_the_server_tree_and_the_client(
     assert [s.foreign_procs for s in out] == [1, 2, 0]
     assert [s.foreign_mem_bytes for s in out] == [GIB, GIB, 0]  # 300's memory not given: 0
     assert [s.foreign_sm_pct for s in out] == [0.0, 26.0, 0.0]  # 20 + mean(5, 7)
-    assert "pid 300" in dev.unavailable["foreign_pids"]
+    assert "pids [300] are not in this host's /proc while the server's are" in dev.unavailable["foreign_pids"]
     s = summarize_device(dev, out)
     assert s.foreign_procs_max == 2 and s.foreign_mem_peak_mib == 1024
     assert s.foreign_mem_mean_mib == pytest.approx(2048 / 3)
@@ -113,3 +113,18 @@ def test_other_processes_gpu_use_is_a_covariate_set_outside_the_run():
     cov = run_covariates([run, run.model_copy(update={"position": 1, "telemetry": _summary(0.0, 0.0)})])
     assert cov["foreign_gpu_sm_pct"] == [12.5, 0.0] and cov["foreign_gpu_mem_mib"] == [512.0, 0.0]
     assert covariate_label("foreign_gpu_sm_pct")[1] == "outside"
+
+
+def test_pids_no_process_here_has_are_unknown_until_the_servers_own_is_seen():
+    # In a container without the host's pid namespace NVML can list the host's pids, our own
+    # server's among them: none is in /proc here, so nothing can be called another's.
+    fake = FakeNvml([h200(procs_script=[[(7001, 2 * GIB)], [(7001, 2 * GIB), (101, GIB)]],
+                          proc_util=[[], [(7001, 90)]])])
+    backend = NvmlBackend(nvml=fake, ppid_of=PARENTS.get)
+    backend.own_pids(server=[100], client=[50])
+    (dev,) = backend.open()
+    out = _drive(backend, fake, 2)
+    assert (out[0].foreign_procs, out[0].foreign_mem_bytes, out[0].foreign_sm_pct) == (None, None, 0.0)
+    assert "other processes' use is unknown" in dev.unavailable["foreign_pids"]
+    # once the server's worker (101) shows, the pids are this namespace's: 7001 is another's
+    assert (out[1].foreign_procs, out[1].foreign_mem_bytes, out[1].foreign_sm_pct) == (1, 2 * GIB, 90.0)

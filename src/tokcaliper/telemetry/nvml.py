@@ -186,7 +186,7 @@ _FIELDS = (
 
 
 class _Gpu:
-    __slots__ = ("info", "handle", "readers", "buf", "proc_lists", "proc_util", "util_ts")
+    __slots__ = ("info", "handle", "readers", "buf", "proc_lists", "proc_util", "util_ts", "ours_seen")
 
     def __init__(self, info: DeviceInfo, handle: Any) -> None:
         self.info = info
@@ -196,6 +196,7 @@ class _Gpu:
         self.proc_lists: list[Callable[[Any], Any]] = []  # the running-process lists NVML gives
         self.proc_util: Callable[[Any, int], Any] | None = None  # per-process utilisation
         self.util_ts = 0  # the newest per-process utilisation sample seen, µs (NVML's clock)
+        self.ours_seen = False  # the server or the client appeared on it: NVML's pids are ours
 
 
 def _not_found(exc: BaseException) -> bool:
@@ -240,8 +241,12 @@ class NvmlBackend:
     (samples newer than the last seen, NVML_ERROR_NOT_FOUND = none, a reading of 0)
     gives each process's ``smUtil`` over NVML's last sample period; the mean per
     foreign pid, summed → ``foreign_sm_pct``. A pid this host's ``/proc`` does not
-    show (another pid namespace, e.g. a container) cannot be placed and counts as
-    foreign, said once in ``DeviceInfo.unavailable["foreign_pids"]``.
+    show cannot be placed: once the server or the client has been seen on that GPU,
+    NVML's pids are this pid namespace's and an unplaced one is another container's
+    (foreign); before that, NVML may be reporting the host's pids for our own server
+    (a container without the host's pid namespace), so the tick's readings are None
+    (unknown), not a false "shared". Either is said once in
+    ``DeviceInfo.unavailable["foreign_pids"]``.
 
     Each reading is probed once in :meth:`open`; an unsupported one is never called
     again and its reason lands in ``DeviceInfo.unavailable``. A reading that fails
@@ -264,7 +269,7 @@ class NvmlBackend:
         self._ppid_of = ppid_of
         self._server: frozenset[int] = frozenset()
         self._client: frozenset[int] = frozenset()
-        self._ours: dict[int, bool] = {}
+        self._ours: dict[int, str] = {}
 
     def own_pids(self, server: Collection[int] = (), client: Collection[int] = ()) -> None:
         """Say which GPU processes are not foreign: the server's tree and the client itself.
@@ -278,22 +283,40 @@ class NvmlBackend:
         self._server, self._client = frozenset(server), frozenset(client)
         self._ours = {}
 
-    def _is_ours(self, pid: int, gpu: _Gpu) -> bool:
+    def _place(self, pid: int) -> str:
+        """``"ours"`` (the client, the server or a descendant), ``"foreign"``, or
+        ``"unplaced"`` (not in this host's /proc); cached per pid."""
         if pid in self._ours:
             return self._ours[pid]
-        ours, p, seen = pid in self._client, pid, 0
-        while not ours and p is not None and p > 1 and seen < 64:  # the parent chain
+        where, p, seen = "ours" if pid in self._client else "foreign", pid, 0
+        while where == "foreign" and p is not None and p > 1 and seen < 64:  # the parent chain
             if p in self._server:
-                ours = True
+                where = "ours"
                 break
             q = self._ppid_of(p)
             if q is None and p == pid:
-                gpu.info.unavailable.setdefault(
-                    "foreign_pids", f"pid {pid} holds the GPU but is not in this host's /proc "
-                                    "(another pid namespace?): counted as another process's")
+                where = "unplaced"
             p, seen = q, seen + 1
-        self._ours[pid] = ours
-        return ours
+        self._ours[pid] = where
+        return where
+
+    def _foreign_pids(self, pids: Collection[int], gpu: _Gpu) -> set[int] | None:
+        """The foreign ones among ``pids`` (see the class docstring), or None when
+        unplaced pids cannot be told from our own server's."""
+        places = {pid: self._place(pid) for pid in pids}
+        gpu.ours_seen = gpu.ours_seen or "ours" in places.values()
+        unplaced = sorted(pid for pid, w in places.items() if w == "unplaced")
+        if unplaced and not gpu.ours_seen:
+            gpu.info.unavailable.setdefault(
+                "foreign_pids", f"pids {unplaced} hold the GPU but are not in this host's /proc, and "
+                                "neither the server nor the client was seen on it: NVML may show another "
+                                "pid namespace's pids (a container), so other processes' use is unknown")
+            return None
+        if unplaced:
+            gpu.info.unavailable.setdefault(
+                "foreign_pids", f"pids {unplaced} are not in this host's /proc while the server's are: "
+                                "counted as other processes (another container)")
+        return {pid for pid, w in places.items() if w != "ours"}
 
     def open(self) -> list[DeviceInfo]:
         """Initialise NVML and probe each GPU's readings.
@@ -457,15 +480,17 @@ class NvmlBackend:
                         procs[int(p.pid)] = max(procs.get(int(p.pid), 0), int(used or 0))
                 except Exception as exc:
                     gpu.info.unavailable.setdefault("foreign_procs", f"failed during run: {_err(exc)}")
-            foreign = {pid: b for pid, b in procs.items() if not self._is_ours(pid, gpu)}
-            n, mem = len(foreign), sum(foreign.values())
+            others = self._foreign_pids(procs, gpu)
+            if others is not None:
+                n, mem = len(others), sum(procs[pid] for pid in others)
         sm = None
         if gpu.proc_util is not None:
             try:
                 per: dict[int, list[float]] = {}
                 for x in self._proc_samples(gpu.proc_util, gpu):
                     per.setdefault(int(x.pid), []).append(float(x.smUtil))
-                sm = sum(sum(v) / len(v) for pid, v in per.items() if not self._is_ours(pid, gpu))
+                others = self._foreign_pids(per, gpu)
+                sm = None if others is None else sum(sum(v) / len(v) for pid, v in per.items() if pid in others)
             except Exception as exc:
                 gpu.info.unavailable.setdefault("foreign_sm_pct", f"failed during run: {_err(exc)}")
         return n, mem, sm
