@@ -6,8 +6,9 @@ for single runs (n = 1, the cross-machine case of M10) and for R runs per arm.
 When the runs carry covariates (:func:`tokcaliper.stats.covariates.run_covariates`),
 a metric whose spread goes with one of them says so in one sentence (issue 21):
 the covariate ranked first (:func:`~tokcaliper.stats.covariates.rank_covariates`,
-Spearman's ρ) when ``|ρ| ≥`` :data:`EXPLAIN_MIN_RHO`, with its mean in the runs
-below and above the median, e.g. "CV 87.7%: other processes' CPU (cores used)
+Spearman's ρ) when ``|ρ| ≥`` :data:`EXPLAIN_MIN_RHO` or when it separates the lower
+half of the runs from the upper half completely (:func:`explain_spread`), with its
+mean in the runs below and above the median, e.g. "CV 87.7%: other processes' CPU (cores used)
 0.900 on average in the 2 lowest runs, 0.0500 in the 2 highest (ρ = −0.95 …)".
 The noise floor is then that covariate's as much as the server's.
 
@@ -172,12 +173,6 @@ def explain_spread(name: str, values: Sequence[float], covariates: Mapping[str, 
                    cv: float | None = None) -> tuple[CovariateRank | None, str | None]:
     """The covariate that goes with a metric's spread, and the sentence saying so (pure).
 
-    Args:
-        name: the metric's name (with unit).
-        values: its value per run.
-        covariates: covariate name → value per run (same order; None = unknown).
-        cv: the metric's CV, quoted at the start of the sentence when given.
-
     The runs are split into their lower and upper half by the metric (the lower
     ``n − n//2`` and the upper ``n//2``), and the covariates are ranked against the
     metric with those groups (:func:`rank_covariates`). The first that is neither run
@@ -186,6 +181,12 @@ def explain_spread(name: str, values: Sequence[float], covariates: Mapping[str, 
     exact Mann–Whitney p ≤ :data:`~tokcaliper.stats.covariates.SEPARATED_P` (3 runs
     against 3 and more: contended runs and quiet ones, whose order within each half
     is noise, can leave ρ at 0.55–0.8 with every contended run below every quiet one).
+
+    Args:
+        name: the metric's name (with unit).
+        values: its value per run.
+        covariates: covariate name → value per run (same order; None = unknown).
+        cv: the metric's CV, quoted at the start of the sentence when given.
 
     Returns:
         ``(rank, sentence)``, or ``(None, None)`` when none does.
