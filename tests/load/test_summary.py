@@ -99,7 +99,10 @@ def test_a_late_dispatch_the_in_flight_cap_explains_names_the_cap():
         "the in-flight cap (2 streams) reached and waited for a slot past the bound — the arrival rate was "
         "beyond what 2 streams serve; the cap, not the client or the host, delayed them (see the TTFT "
         "from schedule)"]
-    # One late wait in 200 (0.5 %) cannot make the p99: the host is named, as without a cap.
+    # Two in 200 (1 %) alone reach the p99: the cap is named …
+    assert judge_client(idle.model_copy(update={"cap_late": 2}), late).cap_limits[0].startswith(
+        "requests left 310 ms after their scheduled time at p99 (bound 5.00 ms): 2 of 200 arrivals")
+    # … one late wait in 200 (0.5 %) cannot make it: the host is named, as without a cap.
     few = judge_client(idle.model_copy(update={"cap_late": 1}), late)
     assert few.cap_limits == [] and len(few.host_limits) == 1
     # A closed loop has no cap to blame.
