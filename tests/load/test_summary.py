@@ -84,3 +84,42 @@ def test_a_late_dispatch_blames_the_client_only_when_its_own_figures_show_it():
     # … or it was saturated.
     busy = judge_client(idle.model_copy(update={"cpu_share": 0.95}), late)
     assert busy.client_limited and any("the client, not the server" in x for x in busy.limits)
+
+
+def test_a_late_dispatch_the_in_flight_cap_explains_names_the_cap():
+    """Issue 21: open-loop arrivals that waited for a slot under the cap are late because of
+    it, not because of the client or the host; the cap is named once its waits alone reach
+    the p99 (at least 1 % of the requests)."""
+    late = Percentiles(n=200, p99=0.310)
+    idle = ClientHealth(loop_lag_s=Percentiles(n=100, p99=0.0012), cpu_share=0.015, cap=2, cap_waits=150)
+    capped = judge_client(idle.model_copy(update={"cap_late": 140}), late)
+    assert not capped.client_limited and capped.host_limits == [] and capped.limits == []
+    assert capped.cap_limits == [
+        "requests left 310 ms after their scheduled time at p99 (bound 5.00 ms): 140 of 200 arrivals found "
+        "the in-flight cap (2 streams) reached and waited for a slot past the bound — the arrival rate was "
+        "beyond what 2 streams serve; the cap, not the client or the host, delayed them (see the TTFT "
+        "from schedule)"]
+    # Two in 200 (1 %) alone reach the p99: the cap is named …
+    assert judge_client(idle.model_copy(update={"cap_late": 2}), late).cap_limits[0].startswith(
+        "requests left 310 ms after their scheduled time at p99 (bound 5.00 ms): 2 of 200 arrivals")
+    # … one late wait in 200 (0.5 %) cannot make it: the host is named, as without a cap.
+    few = judge_client(idle.model_copy(update={"cap_late": 1}), late)
+    assert few.cap_limits == [] and len(few.host_limits) == 1
+    # A closed loop has no cap to blame.
+    assert judge_client(idle.model_copy(update={"cap": None, "cap_late": 140}), late).cap_limits == []
+
+
+def test_a_late_idle_loop_on_a_host_other_processes_held_is_the_hosts_doing():
+    """Issue 21: at load 10 on 2 cores the idle client's loop ran 5–33 ms late (its CPU 0.3–0.4 %)
+    while other processes held 1.6–1.7 cores: the late sends are the host's, not the client's."""
+    late = Percentiles(n=100, p99=0.0130)
+    lagged = ClientHealth(loop_lag_s=Percentiles(n=100, p99=0.013), cpu_share=0.012)
+    host = judge_client(lagged, late, foreign_cores=1.69)
+    assert len(host.host_limits) == 1 and host.host_limits[0].startswith("requests left 13.0 ms")
+    assert not any("the client, not the server" in x for x in host.limits)
+    assert host.limits == ["client event loop lagged p99 13.0 ms (bound 3.00 ms): latencies below that are "
+                           "not resolved"]  # the timestamps' caveat stays
+    # Without foreign load the lag is the client's own, as before; and a busy client stays blamed.
+    assert any("the client, not the server" in x for x in judge_client(lagged, late, foreign_cores=0.1).limits)
+    busy = lagged.model_copy(update={"cpu_share": 0.95})
+    assert any("the client, not the server" in x for x in judge_client(busy, late, foreign_cores=1.69).limits)

@@ -3,6 +3,12 @@
 ``FakeNvml`` implements the pynvml functions tokcaliper uses. Each sampled value comes
 from a per-GPU script indexed by ``fake.idx`` (the test advances it between samples;
 past the end the last value holds). A script entry that is an exception is raised.
+
+Processes on a GPU: ``procs`` is a fixed list of ``(pid, used bytes)`` (``used`` None:
+NVML does not give it), ``procs_script`` the same per tick; ``proc_util`` is a per-tick
+script of ``[(pid, smUtil %), …]`` returned as samples stamped ``1000 × (idx + 1)`` µs,
+so a second call in the same tick finds none newer (NVML_ERROR_NOT_FOUND, as an
+empty list does). A key left out raises "Not Supported".
 """
 
 from __future__ import annotations
@@ -14,7 +20,11 @@ from typing import Any
 
 
 class FakeNVMLError(Exception):
-    """Stands in for pynvml.NVMLError."""
+    """Stands in for pynvml.NVMLError (``value``: the nvml.h return code, when given)."""
+
+    def __init__(self, msg: str, value: int | None = None) -> None:
+        super().__init__(msg)
+        self.value = value
 
 
 class FakeNvml:
@@ -131,6 +141,33 @@ class FakeNvml:
             return v()
         return self._value(h, "energy_mj", "nvmlDeviceGetTotalEnergyConsumption")
 
+    def _nvmlDeviceGetComputeRunningProcesses(self, h: int) -> Any:
+        self.calls[("nvmlDeviceGetComputeRunningProcesses", h)] += 1
+        g = self.gpus[h]
+        procs = g.get("procs")
+        if "procs_script" in g:
+            procs = g["procs_script"][min(self.idx, len(g["procs_script"]) - 1)]
+        if procs is None:
+            raise FakeNVMLError("Not Supported")
+        return [SimpleNamespace(pid=pid, usedGpuMemory=mem) for pid, mem in procs]
+
+    def _nvmlDeviceGetGraphicsRunningProcesses(self, h: int) -> Any:
+        return []
+
+    def _nvmlDeviceGetProcessUtilization(self, h: int, last_seen_us: int) -> Any:
+        self.calls[("nvmlDeviceGetProcessUtilization", h)] += 1
+        script = self.gpus[h].get("proc_util")
+        if script is None:
+            raise FakeNVMLError("Not Supported", 3)
+        ts = 1000 * (self.idx + 1)
+        rows = script[min(self.idx, len(script) - 1)]
+        if isinstance(rows, Exception):
+            raise rows
+        if ts <= last_seen_us or not rows:
+            raise FakeNVMLError("Not Found", 6)
+        return [SimpleNamespace(pid=pid, timeStamp=ts, smUtil=sm, memUtil=0, encUtil=0, decUtil=0)
+                for pid, sm in rows]
+
 
 def h200(**over: Any) -> dict[str, Any]:
     """A GPU whose clocks sink under a power cap (the M2 story: 1455 → 1335 MHz)."""
@@ -147,6 +184,8 @@ def h200(**over: Any) -> dict[str, Any]:
         "util": [0, 100, 100, 100],
         "reasons": [0x0, 0x4, 0x4 | 0x20, 0x1],
         "energy_mj": [1_000_000, 1_100_000, 1_200_000, 1_300_000],
+        "procs": [],
+        "proc_util": [[]],
     }
     gpu.update(over)
     return gpu
@@ -177,8 +216,8 @@ class FakeNvmlDoctor(FakeNvml):
 
     Extra per-GPU keys: ``persistence`` (0/1), ``app_sm`` / ``default_app_sm`` (MHz),
     ``max_sm`` (MHz), ``limit_range_mw`` ((min, max)), ``ecc`` / ``mig`` ((current,
-    pending)), ``procs`` (list of ``(pid, used bytes)``), ``slowdown_c``. A key left out
-    raises "Not Supported", as NVML does.
+    pending)), ``slowdown_c`` (``procs`` is :class:`FakeNvml`'s). A key left out raises
+    "Not Supported", as NVML does.
     """
 
     NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1
@@ -203,16 +242,6 @@ class FakeNvmlDoctor(FakeNvml):
 
     def _nvmlDeviceGetMigMode(self, h: int) -> Any:
         return self._value(h, "mig", "nvmlDeviceGetMigMode")
-
-    def _nvmlDeviceGetComputeRunningProcesses(self, h: int) -> Any:
-        self.calls[("nvmlDeviceGetComputeRunningProcesses", h)] += 1
-        procs = self.gpus[h].get("procs")
-        if procs is None:
-            raise FakeNVMLError("Not Supported")
-        return [SimpleNamespace(pid=pid, usedGpuMemory=mem) for pid, mem in procs]
-
-    def _nvmlDeviceGetGraphicsRunningProcesses(self, h: int) -> Any:
-        return []
 
     def _nvmlDeviceGetTemperatureThreshold(self, h: int, kind: int) -> int:
         assert kind == 1

@@ -65,3 +65,32 @@ def test_the_noise_floor_names_the_covariate_that_explains_its_spread():
     # A covariate unrelated to the spread says nothing.
     flat = noise_floor(tput, covariates={"foreign_cpu_cores": [0.5, 0.1, 0.2, 0.6, 0.4]}).metrics[0]
     assert flat.explanation is None and noise_floor(tput).metrics[0].explanation is None
+
+
+def test_contended_and_quiet_runs_are_named_by_separation_when_their_order_within_is_noise():
+    # 3 contended runs and 3 quiet ones; within each half the order goes against the covariate,
+    # so ρ is only -0.77 (exact p 0.10) although every contended run is below every quiet one.
+    tput = {"aggregate_output_tok_s": [100.0, 40.0, 104.0, 44.0, 108.0, 48.0]}
+    cov = {"foreign_cpu_cores": [0.12, 0.9, 0.11, 0.95, 0.10, 1.0],
+           "server_cpu_cores": [1.8, 0.9, 1.85, 1.0, 1.9, 1.1],  # the mediator: ρ = +1
+           "client_cpu_cores": [0.2, 0.05, 0.21, 0.06, 0.22, 0.07],  # an effect of throughput
+           "position": [0.0, 1, 2, 3, 4, 5]}
+    m = noise_floor(tput, covariates=cov).metrics[0]
+    assert m.explained_by.name == "foreign_cpu_cores" and round(m.explained_by.rho, 2) == -0.77
+    assert m.explained_by.separation == -1.0 and abs(m.explained_by.separation_p - 0.1) < 1e-9
+    assert "0.950 on average in the 3 lowest runs, 0.110 in the 3 highest" in m.explanation
+    assert "it separates the lower 3 runs from the upper 3 completely, Mann–Whitney exact p = 0.10" \
+        in m.explanation
+    # One quiet run with as much foreign load as a contended one: other processes do not separate
+    # the halves; the server's own CPU still does, and is named (the symptom, not its cause) …
+    blurred = dict(cov, foreign_cpu_cores=[0.12, 0.9, 0.11, 0.95, 0.96, 1.0])
+    assert noise_floor(tput, covariates=blurred).metrics[0].explained_by.name == "server_cpu_cores"
+    # … and without it nothing is.
+    blurred.pop("server_cpu_cores")
+    assert noise_floor(tput, covariates=blurred).metrics[0].explanation is None
+    # 4 runs: ρ = -1 is named; 2 against 2 separated completely (ρ = -0.6) is p = 1/3: too weak.
+    four = {"t": [100.0, 40.0, 104.0, 44.0]}
+    assert noise_floor(four, covariates={"foreign_cpu_cores": [0.2, 0.9, 0.1, 0.8]}).metrics[0].explanation \
+        is not None  # ρ = -1 reaches the bound on its own
+    assert noise_floor(four, covariates={"foreign_cpu_cores": [0.1, 0.8, 0.2, 0.9]}).metrics[0].explanation \
+        is None

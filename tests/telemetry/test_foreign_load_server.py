@@ -1,12 +1,13 @@
 """Foreign load beside a real llama-server bench (issue 21; marked ``server``).
 
-Four short runs against the shared llama-server, interleaved quiet / burning: before
-runs 2 and 4 the test starts bounded CPU burners (busy Python loops that end by
-themselves after 30 s and are killed after the run). The machine is shared with
-other work, so nothing is compared with an absolute "quiet": the runs with the
-burners must carry more foreign CPU than the runs without, the noise floor must
-name the foreign load, ``analyze``'s ranking must put it first, and no run may
-blame the client unless its own figures show it.
+Six short runs against the shared llama-server, interleaved quiet / burning, with a
+graded dose so that the burning runs differ among themselves too: before runs 2, 4
+and 6 the test starts 2, 1 and 3 bounded CPU burners (busy Python loops that end by
+themselves after 30 s and are killed after the run). The machine is shared with other
+work, so nothing is compared with an absolute "quiet": the runs with the burners must
+carry more foreign CPU than the runs without, the noise floor must name the foreign
+load, ``analyze``'s ranking must put it first, and no run may blame the client unless
+its own figures show it.
 """
 
 from __future__ import annotations
@@ -22,21 +23,23 @@ from tokcaliper.load.monitor import CPU_BOUND_SHARE, LAG_BOUND_S
 from tokcaliper.load.prompts import builtin_prompts
 from tokcaliper.model.metrics import METRICS, scalar_series
 from tokcaliper.model.run import LoadConfig
-from tokcaliper.stats.covariates import rank_covariates, run_covariates
+from tokcaliper.model.telemetry import FOREIGN_CPU_BOUND_CORES
+from tokcaliper.stats.covariates import run_covariates
 from tokcaliper.stats.gates import gate_runs
+from tokcaliper.stats.spread import analyze_values
 from tokcaliper.stats.noise import noise_floor
 from tokcaliper.store import Store
 from tokcaliper.telemetry import TelemetrySampler
 
 pytestmark = pytest.mark.server
 
+#: Busy loops started before each run: quiet and burning interleaved, the burning graded.
+DOSES = [0, 2, 0, 1, 0, 3]
 BURN = "import time\nt = time.time()\nwhile time.time() - t < 30: pass"
 THROUGHPUT = "aggregate_output_tok_s"
 
 
-def _burners() -> list[subprocess.Popen]:
-    # One busy loop per core: on a quiet host they take about half of the server's CPU.
-    n = os.cpu_count() or 2
+def _burners(n: int) -> list[subprocess.Popen]:
     return [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(n)]
 
 
@@ -47,10 +50,17 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         p.wait()
 
 
-@pytest.mark.skip(reason="flaky at 4 runs: the noise floor names a cause only at an exact p < 0.1, "
-                         "which 4 runs reach only at |ρ| = 1, and the two burner runs' order by throughput "
-                         "does not always follow their foreign load (issue 21, open); passed twice of four "
-                         "on the quiet CI machine")
+@pytest.mark.skip(reason="not reliable within 60 s on the shared 2-core host (issue 21, open). This design, "
+                         "measured 2026-12-02 10:12-10:19 UTC at load 10.2-13.4 (other helpers' "
+                         "llama-servers): a run of 6 requests × 8 tokens took 22-111 s (6 runs: 5.6 min); "
+                         "the pegged host left the burners nothing to take (foreign 1.67-1.70 cores with "
+                         "them, 1.57-1.69 without: the burner assertion fails), though analyze ranked "
+                         "foreign_cpu_cores first and the noise floor named it (ρ = -0.94, n = 6). Again "
+                         "10:31-10:35 at load 6.0-10.5: 21-41 s a run (3.6 min); the burner runs carried "
+                         "more foreign CPU (1.62-1.64 against 1.53-1.56 cores) and analyze ranked it first, "
+                         "but throughput (1.18-2.27 tok/s) followed the other helpers' load, not only the "
+                         "burners: no cause named. The 4-run version before it passed twice of four on the "
+                         "quiet CI machine")
 def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_client(tmp_path, llama_server):
     cores = os.cpu_count() or 2
     load = os.getloadavg()[0]
@@ -64,16 +74,16 @@ def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_cl
         load=LoadConfig(base_url=llama_server, concurrency=2, requests=6, warmup=1, max_tokens=8),
         prompts=builtin_prompts(), telemetry=lambda: TelemetrySampler(interval_s=0.1),
     )
-    runs, burning = [], [False, True, False, True]
+    runs = []
     with Store(tmp_path / "r.db") as store:
-        for i, burn in enumerate(burning):
-            procs = _burners() if burn else []
+        for i, dose in enumerate(DOSES):
+            procs = _burners(dose)
             try:
                 run, _ = measure_run(setup, RunPlace(session="s", arm="a", repetition=i, position=i), store)
             finally:
                 _stop(procs)
             runs.append(store.get_run(run.id, with_requests=False))
-            print(f"run {i + 1} ({'burners' if burn else 'quiet'}): load {os.getloadavg()[0]:.2f}, "
+            print(f"run {i + 1} ({dose} burners): load {os.getloadavg()[0]:.2f}, "
                   f"{run.metrics.wall_s:.2f} s", flush=True)
 
     foreign = [r.telemetry.foreign_cpu_cores_mean for r in runs]
@@ -82,29 +92,26 @@ def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_cl
     # The server was found by its port and watched: its CPU is not counted as foreign.
     assert all(r.telemetry.device("server").cpu_share_mean is not None for r in runs)
     # Runs with the burners carry the foreign load, more than each run without.
-    assert min(foreign[1], foreign[3]) > max(foreign[0], foreign[2])
-    # The covariate analyze ranks (same table, same ranking), first.
+    assert min(f for f, d in zip(foreign, DOSES) if d) > max(f for f, d in zip(foreign, DOSES) if not d)
+    # analyze's ranking (its split, its groups), first: other processes' CPU, or the steal
+    # time the same burners cause on a VM (both set outside the run).
     cov = run_covariates(runs)
-    ranked, _ = rank_covariates(tput, cov)
-    # first: other processes' CPU, or the steal time the same burners cause on a VM (both set
-    # outside the run; with 4 runs both can reach |ρ| = 1)
+    ranked = analyze_values(tput, cov, metric=THROUGHPUT).covariates
     assert ranked[0].name in ("foreign_cpu_cores", "steal_share") and ranked[0].rho < 0
-    # The noise floor names it in one sentence with ρ.
+    # The noise floor names it in one sentence.
     report = noise_floor(scalar_series([r.metrics for r in runs]), covariates=cov)
-    m = next(x for x in report.metrics if x.name == METRICS["aggregate_output_tok_s"].label)
+    m = next(x for x in report.metrics if x.name == METRICS[THROUGHPUT].label)
     print(m.explanation)
-    # The sentence names the contention: other processes' CPU, or the steal time the same
-    # burners cause on a VM (seen once on the quiet CI machine, both at |ρ| = 1 with 4 runs)
     assert m.explained_by is not None and m.explained_by.name in ("foreign_cpu_cores", "steal_share")
     assert m.explanation.startswith("CV ") and ("other processes' CPU" in m.explanation
                                                 or "steal" in m.explanation)
     assert "ρ = -" in m.explanation  # slower with more foreign load
     # A run during which foreign load crossed the bound is flagged like a throttled run.
-    gates = gate_runs(runs)
-    for g, f in zip(gates, foreign):
+    for g, f in zip(gate_runs(runs), foreign):
         assert any(x.code == "foreign_load" for x in g.reasons) == (f >= 0.5)
-    # No run blames the client unless its own lag or CPU share shows it.
-    for r in runs:
+    # No run blames the client unless its own figures show it: its CPU share, or a loop lag
+    # while other processes did not hold the host (then the host descheduled an idle loop).
+    for r, f in zip(runs, foreign):
         c = r.metrics.client
         if any("the client, not the server" in x for x in c.limits):
-            assert c.loop_lag_s.p99 > LAG_BOUND_S or c.cpu_share > CPU_BOUND_SHARE
+            assert c.cpu_share > CPU_BOUND_SHARE or (c.loop_lag_s.p99 > LAG_BOUND_S and f < FOREIGN_CPU_BOUND_CORES)

@@ -154,12 +154,14 @@ def compare_cmd(
         payload = {"experiment": analysis.id, "comparisons": analysis.comparisons,
                    "sequential": analysis.sequential, "governs": analysis.governs,
                    "roofline": roofline_payload(arms),
+                   "spread_causes": {s.arm: s.explanation for s in analysis.arms if s.explanation},
                    "closing": analysis.closing}
 
         def render(console) -> None:  # type: ignore[no-untyped-def]
             from tokcaliper.report.compare_view import print_closing
-            from tokcaliper.report.experiment_view import render_sequential
+            from tokcaliper.report.experiment_view import render_sequential, render_spread_causes
 
+            render_spread_causes(console, analysis)  # an arm whose spread a covariate explains
             render_sequential(console, analysis)  # until-decided: the decision that governs
             for c in analysis.comparisons:
                 if c.metrics is None:

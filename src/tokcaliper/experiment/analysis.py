@@ -19,10 +19,12 @@ from tokcaliper.experiment.samples import samples_from_runs
 from tokcaliper.experiment.spec import ExperimentSpec
 from tokcaliper.model.metrics import get_metric
 from tokcaliper.model.run import Run
-from tokcaliper.model.telemetry import FOREIGN_CPU_BOUND_CORES
+from tokcaliper.model.telemetry import FOREIGN_CPU_BOUND_CORES, FOREIGN_GPU_SM_BOUND_PCT
 from tokcaliper.numbers import num
 from tokcaliper.stats.ab import MultiComparison, analyze_samples, compare_metrics
+from tokcaliper.stats.covariates import CovariateRank, run_covariates
 from tokcaliper.stats.describe import Description, describe
+from tokcaliper.stats.noise import explain_spread
 from tokcaliper.stats.outliers import RunTags
 from tokcaliper.stats.sequential import SequentialDecision, sequential_step
 from tokcaliper.stats.variance_components import RestartSplit, restart_split
@@ -52,12 +54,19 @@ class RunLine(BaseModel):
 
 
 class ArmSummary(BaseModel):
-    """An arm's measured, valid runs on the primary metric (n, mean, sd, CV)."""
+    """An arm's measured, valid runs on the primary metric (n, mean, sd, CV).
+
+    ``explained_by`` / ``explanation``: the covariate its runs carry that goes with
+    the spread of the primary metric over them, and the noise floor's sentence saying
+    so (:func:`tokcaliper.stats.noise.explain_spread`; None when none reaches its bound).
+    """
 
     arm: str
     n: int
     planned: int
     description: Description | None
+    explained_by: CovariateRank | None = None
+    explanation: str | None = None
 
 
 class ArmComparison(BaseModel):
@@ -233,9 +242,13 @@ def analyze_experiment(store: Store, exp_id: str) -> ExperimentAnalysis:
     measured = analysed_runs(runs)
     arms = []
     for a in spec.arms:
-        values = [v for r in measured if r.arm == a.name and (v := _value(r, primary)) is not None]
-        arms.append(ArmSummary(arm=a.name, n=len(values), planned=spec.runs_per_arm,
-                               description=describe(values, a.name) if values else None))
+        arm_runs = [r for r in measured if r.arm == a.name and _value(r, primary) is not None]
+        values = [_value(r, primary) for r in arm_runs]
+        d = describe(values, a.name) if values else None  # type: ignore[arg-type]
+        why, sentence = explain_spread(primary, values, run_covariates(arm_runs),  # type: ignore[arg-type]
+                                       None if d is None else d.cv)
+        arms.append(ArmSummary(arm=a.name, n=len(values), planned=spec.runs_per_arm, description=d,
+                               explained_by=why, explanation=sentence))
     baseline = spec.arms[0].name
     comparisons = [_compare(spec, measured, baseline, a.name) for a in spec.arms[1:]]
     sequential = governs = None
@@ -307,7 +320,7 @@ def run_cause(run: Run) -> str | None:
 
     Failed requests, a load generator that limited itself (``client.limits``)
     or saturated its core, other processes holding ≥ ``FOREIGN_CPU_BOUND_CORES``
-    cores of the host, and GPU clock-event reasons other than idle seen in
+    cores of the host or ≥ ``FOREIGN_GPU_SM_BOUND_PCT`` % of a GPU's SM time, and GPU clock-event reasons other than idle seen in
     at least 10% of the samples; ``None`` when none is known.
     """
     m = run.metrics
@@ -320,6 +333,8 @@ def run_cause(run: Run) -> str | None:
         why.append("client-limited" + (f": {'; '.join(m.client.limits)}" if m.client.limits else ""))
     if m.client is not None and m.client.host_limits:
         why.append("host-delayed: " + "; ".join(m.client.host_limits))
+    if m.client is not None and m.client.cap_limits:
+        why.append("cap-limited: " + "; ".join(m.client.cap_limits))
     tel = run.telemetry
     if tel is not None:
         if tel.client_saturated:
@@ -327,6 +342,8 @@ def run_cause(run: Run) -> str | None:
         if tel.foreign_cpu_cores_mean is not None and tel.foreign_cpu_cores_mean >= FOREIGN_CPU_BOUND_CORES:
             why.append(f"other processes used {num(tel.foreign_cpu_cores_mean)} cores")
         for d in tel.devices:
+            if d.foreign_sm_mean_pct is not None and d.foreign_sm_mean_pct >= FOREIGN_GPU_SM_BOUND_PCT:
+                why.append(f"other processes took {num(d.foreign_sm_mean_pct)} % of {d.device}'s SM time")
             hot = sorted(k for k, v in d.throttle_share.items() if v >= 0.1 and "idle" not in k.lower())
             if hot:
                 why.append(f"{d.device} clock events: {', '.join(hot)}")

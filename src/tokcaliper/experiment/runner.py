@@ -375,17 +375,19 @@ def measure_run(
     after = read_counters(load.base_url)
     telemetry = None
     samples = None
-    metrics = summarize(records, client=phase.client, arrivals=phase.arrivals,
-                        slo_s=load.slo_s, steady_share=load.steady_state)
-    metrics.lengths = length_report(records, phase.lengths_method, phase.template_tokens)
-    metrics.prefix_cache = prefix_cache_report(records, counter_delta(before, after), after.gauges,
-                                               phase.prefix_method)
     if setup.telemetry is not None:
         telemetry = sampler.summary()  # type: ignore[union-attr]
         telemetry.idle_power_w = dict(setup.idle_power_w)
         telemetry.idle_duration_s = setup.idle_duration_s
-        attach_energy_per_token(telemetry, metrics.output_tokens)
         samples = getattr(sampler, "samples", None)
+    metrics = summarize(records, client=phase.client, arrivals=phase.arrivals,  # other processes' load
+                        slo_s=load.slo_s, steady_share=load.steady_state,  # tells the client's blame
+                        foreign_cores=None if telemetry is None else telemetry.foreign_cpu_cores_mean)
+    metrics.lengths = length_report(records, phase.lengths_method, phase.template_tokens)
+    metrics.prefix_cache = prefix_cache_report(records, counter_delta(before, after), after.gauges,
+                                               phase.prefix_method)
+    if telemetry is not None:
+        attach_energy_per_token(telemetry, metrics.output_tokens)
     valid, invalid_reason = place.valid, place.invalid_reason
     failing = error_rate_reason(metrics, setup.max_error_rate)
     if death is not None:

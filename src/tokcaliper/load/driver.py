@@ -38,7 +38,7 @@ from tokcaliper.errors import ServerError
 from tokcaliper.load.arrivals import arrival_offsets, arrival_stats
 from tokcaliper.load.client import Endpoint, ServerGone, chat_body, endpoint, send_now, stream_chat
 from tokcaliper.load.http import ConnectFailed
-from tokcaliper.load.monitor import LoopMonitor
+from tokcaliper.load.monitor import DISPATCH_BOUND_S, LoopMonitor
 from tokcaliper.load.pool import ConnectionPool
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.sessions import SharedPrefixes, session_loop
@@ -231,6 +231,8 @@ class _Collector:
         self.nbytes = 0
         self.run_start = 0.0
         self.on_request = on_request
+        self.cap_waits = 0  # open loop: arrivals that found the in-flight cap reached
+        self.cap_late = 0  # … and whose wait for a slot passed DISPATCH_BOUND_S
 
     def add(self, raw: RawStream) -> None:
         self.backlog.append(raw)
@@ -349,7 +351,9 @@ async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out
             return
         out.add(task.result())
         if waiting and not failure:
-            start(waiting.popleft())
+            raw = waiting.popleft()  # it waited for the cap: late past the bound because of it?
+            out.cap_late += perf_counter() - out.run_start - offsets[raw.index - index_offset] > DISPATCH_BOUND_S
+            start(raw)
         if fired == n and in_flight == 0 and not finished.done():
             finished.set_result(None)
 
@@ -363,6 +367,7 @@ async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out
             if in_flight < cap and not failure:
                 start(raw)
             else:
+                out.cap_waits += in_flight >= cap  # waited for the in-flight cap
                 waiting.append(raw)
             k += 1
             if k == n:
@@ -513,6 +518,7 @@ async def run_phase_async(
         "requests_reused": st.reused, "connect_s": percentiles(st.connect_s),
         "server_keeps_alive": {"keeps": True, "closes": False}.get(ka.mode),
         "reads_kernel_stamped": st.kernel_reads, "reads_loop_stamped": st.loop_reads,
+        "cap": cfg.concurrency if open_loop else None, "cap_waits": out.cap_waits, "cap_late": out.cap_late,
     })
     if prefixes is not None:
         phase.prefix_method = prefixes.method

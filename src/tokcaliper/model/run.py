@@ -345,6 +345,13 @@ class ClientHealth(BaseModel):
         host_limits: bounds crossed that the client's own figures do not explain
             (requests left late while its loop lag and CPU share were within
             bounds): the host delayed the client; one sentence each.
+        cap: an open loop's in-flight cap (``LoadConfig.concurrency``); None in a closed loop.
+        cap_waits: open-loop arrivals that found ``cap`` streams in flight and waited for one
+            to end (:func:`tokcaliper.load.driver` ``_open_loop``).
+        cap_late: of those, the ones whose wait for a slot passed the dispatch bound
+            (:data:`tokcaliper.load.monitor.DISPATCH_BOUND_S`).
+        cap_limits: the late dispatch those waits explain (the cap, not the client or the
+            host, delayed the requests); one sentence.
         workers: with several load processes, each one's own figures
             (:class:`WorkerHealth`); the figures above are then their union:
             the worst loop lag and CPU share of any worker (a timestamp may
@@ -367,6 +374,10 @@ class ClientHealth(BaseModel):
     client_limited: bool = False
     limits: list[str] = Field(default_factory=list)
     host_limits: list[str] = Field(default_factory=list)
+    cap: int | None = None
+    cap_waits: int = 0
+    cap_late: int = 0
+    cap_limits: list[str] = Field(default_factory=list)
     workers: list[WorkerHealth] = Field(default_factory=list)
 
     @property

@@ -30,6 +30,16 @@ CLIENT_SATURATION_CORES = 0.9
 #: 2-core host of the issue the slow runs lost 0.8–0.9 cores to other work.
 FOREIGN_CPU_BOUND_CORES = 0.5
 
+#: Mean share of a GPU's SM time (percent, NVML per-process ``smUtil`` summed over the
+#: processes other than the server's) at which a run is flagged as sharing its GPU
+#: (issue 21; :mod:`tokcaliper.stats.gates`). Contexts of different processes on one GPU
+#: without MPS are time-sliced (NVIDIA Multi-Process Service docs, "Introduction"), so
+#: another process's kernels on the SMs x % of the time can slow the server by up to
+#: x %; the bound is ``compare``'s default noise band (±1 %,
+#: :data:`tokcaliper.stats.verdict_gate.DEFAULT_NOISE_BAND`), the smallest effect a
+#: verdict calls, and NVML's smallest non-zero reading.
+FOREIGN_GPU_SM_BOUND_PCT = 1.0
+
 # Bit → name table for NVML clock-event (formerly "clocks throttle") reasons.
 # Source: nvml.h ``nvmlClocksEventReason*`` / ``nvmlClocksThrottleReason*``
 # (identical bit values; pynvml exposes both spellings). Bits 0x200
@@ -233,6 +243,14 @@ class TelemetrySample(BaseModel):
         cpu_time_s: a process's cumulative CPU time, user + system, all threads
             (``/proc/<pid>/stat`` utime + stime / ``SC_CLK_TCK``), s.
         rss_bytes: a process's resident set size (``/proc/<pid>/stat`` rss × page size), bytes.
+        foreign_procs: GPU only: processes other than the server (its process tree) and
+            the client holding a context on this GPU (``nvmlDeviceGetComputeRunningProcesses``
+            and ``…GraphicsRunningProcesses``).
+        foreign_mem_bytes: GPU memory those processes use (their ``usedGpuMemory``
+            summed; a process whose figure NVML does not give counts 0), bytes.
+        foreign_sm_pct: the share of SM time their kernels took since the previous
+            tick (``nvmlDeviceGetProcessUtilization`` ``smUtil`` summed over them),
+            percent; ``None`` where NVML does not give per-process utilisation.
     """
 
     device: str
@@ -250,6 +268,9 @@ class TelemetrySample(BaseModel):
     core_utilization_pct: list[float | None] | None = None
     cpu_time_s: float | None = None
     rss_bytes: int | None = None
+    foreign_procs: int | None = None
+    foreign_mem_bytes: int | None = None
+    foreign_sm_pct: float | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -297,6 +318,11 @@ class DeviceSummary(BaseModel):
         throttle_share: reason → fraction of the samples (with a readable mask) that
             had it set; samples are evenly spaced, so this estimates the time share.
         throttle_samples: samples with a readable mask (denominator of the shares).
+        foreign_procs_max: GPU: the most other processes seen on it in one tick.
+        foreign_mem_mean_mib / foreign_mem_peak_mib: GPU memory those processes held,
+            mean and largest over the samples, MiB (issue 21).
+        foreign_sm_mean_pct / foreign_sm_max_pct: their share of SM time, mean and
+            largest over the samples, percent (``None`` where NVML does not give it).
         unavailable: metric → reason it was not measured.
     """
 
@@ -335,6 +361,11 @@ class DeviceSummary(BaseModel):
     rss_end_bytes: int | None = None
     throttle_share: dict[str, float] = Field(default_factory=dict)
     throttle_samples: int = 0
+    foreign_procs_max: int | None = None
+    foreign_mem_mean_mib: float | None = None
+    foreign_mem_peak_mib: float | None = None
+    foreign_sm_mean_pct: float | None = None
+    foreign_sm_max_pct: float | None = None
     unavailable: dict[str, str] = Field(default_factory=dict)
 
 

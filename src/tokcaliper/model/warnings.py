@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ALL",
+    "CAP_DISPATCH_LATE",
     "CLIENT_CPU_BOUND",
     "CLIENT_DISPATCH_LATE",
     "CLIENT_LOOP_LAG",
@@ -157,6 +158,14 @@ HOST_DISPATCH_LATE = NamedWarning(
     "requests left {delay_ms} ms after their scheduled time at p99 (bound {bound_ms} ms) while the client's "
     "loop lagged p99 {lag_ms} ms and used {share_pct} of a core: the client was not the bottleneck — the "
     "host was (other processes held its CPUs; see their CPU in the telemetry)")
+#: Open-loop arrivals that found the in-flight cap reached waited for a slot (issue 21):
+#: the load asked more than the cap lets the server serve; neither client nor host was late.
+CAP_DISPATCH_LATE = NamedWarning(
+    "cap-dispatch-late",
+    "requests left {delay_ms} ms after their scheduled time at p99 (bound {bound_ms} ms): {late} of {n} "
+    "arrivals found the in-flight cap ({cap} streams) reached and waited for a slot past the bound — "
+    "the arrival rate was beyond what {cap} streams serve; the cap, not the client or the host, "
+    "delayed them (see the TTFT from schedule)")
 #: The load client's loop thread was saturated.
 CLIENT_CPU_BOUND = NamedWarning(
     "client-cpu-bound",
@@ -200,6 +209,6 @@ ALL: dict[str, NamedWarning] = {w.code: w for w in (
     CV_FROM_FEW_RUNS, QUICK_FORMULA_POWER, INDEPENDENT_RUNS_ASSUMED, SINGLE_RUNS_ANECDOTE,
     NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED, SERVER_LEFT_RUNNING,
     CLIENT_LOOP_LAG, CLIENT_LOOP_LAG_KERNEL_STAMPED, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND,
-    HOST_DISPATCH_LATE,
+    HOST_DISPATCH_LATE, CAP_DISPATCH_LATE,
     TEXT_AT_ONE_INSTANT, TOKENS_PER_CHUNK, LENGTHS_OFF, LENGTHS_UNCOUNTED,
     LENGTHS_APPROXIMATE, MIXED_TOOLS)}

@@ -17,7 +17,8 @@ from tokcaliper.experiment.analysis import ExperimentAnalysis
 from tokcaliper.numbers import num, percent, seconds
 from tokcaliper.report.compare_view import print_closing, render_multi
 
-__all__ = ["render_closing", "render_comparisons", "render_experiment", "render_sequential"]
+__all__ = ["render_closing", "render_comparisons", "render_experiment", "render_sequential",
+           "render_spread_causes"]
 
 
 def render_experiment(console: Console, an: ExperimentAnalysis, verbose: bool = True,
@@ -67,6 +68,7 @@ def render_experiment(console: Console, an: ExperimentAnalysis, verbose: bool = 
         a.add_row(escape(s.arm), f"{s.n}/{s.planned}", num(None if d is None else d.mean, 4),
                   num(None if d is None else d.std), percent(None if d is None else d.cv), ci)
     console.print(a)
+    render_spread_causes(console, an)
     render_restart_splits(an.restarts, console, detail=None if verbose else 0)
 
     render_sequential(console, an)
@@ -74,6 +76,13 @@ def render_experiment(console: Console, an: ExperimentAnalysis, verbose: bool = 
     if before_closing is not None:
         before_closing(console)
     render_closing(console, an)
+
+
+def render_spread_causes(console: Console, an: ExperimentAnalysis) -> None:
+    """One line per arm whose spread a measured covariate explains (:attr:`ArmSummary.explanation`)."""
+    for s in an.arms:
+        if s.explanation:
+            console.print(escape(f"  {s.arm}: {s.explanation}"), soft_wrap=False)
 
 
 def render_sequential(console: Console, an: ExperimentAnalysis) -> None:

@@ -203,7 +203,7 @@ def render_client(console: Console, runs: Sequence[Run]) -> None:
         console.print(f"  client, run {x.repetition + 1}: {client_line(c)}")
         if c.workers:
             render_workers(console, c, f"run {x.repetition + 1}")
-        for line in [*c.limits, *c.host_limits]:
+        for line in [*c.limits, *c.host_limits, *c.cap_limits]:
             console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {line}")
 
 

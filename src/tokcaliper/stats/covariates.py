@@ -54,6 +54,7 @@ __all__ = [
     "covariate_label",
     "rank_covariates",
     "run_covariates",
+    "separated",
     "spearman",
 ]
 
@@ -71,6 +72,11 @@ FOLLOWS_THROUGHPUT = frozenset({"client_cpu_cores"})
 #: |ρ| from which a covariate set outside the run is ranked before those measured
 #: during it (:func:`rank_covariates`); the noise floor's cause sentence uses the same 0.8.
 STRONG_RHO = 0.8
+
+#: Largest exact two-sided Mann–Whitney p at which a complete separation of the two
+#: groups (rank-biserial |r| = 1) counts as strong: 0.1, the p of 3 runs against 3
+#: (2 of the C(6,3) = 20 splits), the same evidence as |ρ| ≥ 0.8 at n = 6 (exact p ≈ 0.1).
+SEPARATED_P = 0.1
 
 Measured = Literal["start", "during", "outside", "order", "unknown"]
 
@@ -91,6 +97,8 @@ KNOWN_COVARIATES: dict[str, tuple[str, Measured]] = {
     "server_cpu_cores": ("server CPU (cores used)", "during"),
     "client_cpu_cores": ("client CPU (cores used)", "during"),
     "foreign_cpu_cores": ("other processes' CPU (cores used)", "outside"),
+    "foreign_gpu_sm_pct": ("other processes' share of GPU SM time (%)", "outside"),
+    "foreign_gpu_mem_mib": ("other processes' GPU memory (MiB)", "outside"),
 }
 
 
@@ -116,7 +124,9 @@ def run_covariates(runs: Sequence[Run]) -> dict[str, list[float | None]]:
     - ``rest_s``: :attr:`Run.rest_s`.
     - per GPU, from :attr:`Run.telemetry`: ``sm_clock_start_mhz``,
       ``temperature_start_c``, ``sm_clock_mean_mhz``, ``temperature_peak_c``,
-      ``power_mean_w``; with one GPU the names are bare, with several they end
+      ``power_mean_w``, ``foreign_gpu_sm_pct`` / ``foreign_gpu_mem_mib`` (other
+      processes' mean SM share, %, and GPU memory, MiB: set outside the run, like
+      ``foreign_cpu_cores``); with one GPU the names are bare, with several they end
       in ``_<device>`` (e.g. ``_gpu1``) and ``sm_clock_start_mhz`` is the mean
       over the GPUs.
     - for a CPU device: ``cpu_clock_start_mhz``, ``cpu_temperature_start_c``,
@@ -143,7 +153,8 @@ def run_covariates(runs: Sequence[Run]) -> dict[str, list[float | None]]:
                       if d.kind in GPU_KINDS})
     fields = {"sm_clock_start_mhz": "clock_start_mhz", "temperature_start_c": "temperature_start_c",
               "sm_clock_mean_mhz": "clock_mean_mhz", "temperature_peak_c": "temperature_peak_c",
-              "power_mean_w": "power_mean_w"}
+              "power_mean_w": "power_mean_w", "foreign_gpu_sm_pct": "foreign_sm_mean_pct",
+              "foreign_gpu_mem_mib": "foreign_mem_mean_mib"}
 
     def dev_value(run: Run, device: str, attr: str) -> float | None:
         if run.telemetry is None:
@@ -234,6 +245,12 @@ class CovariateRank(BaseModel):
     group_means: tuple[float, float] | None = None
 
 
+def separated(r: CovariateRank) -> bool:
+    """Does the covariate separate the two groups completely, at exact p ≤ :data:`SEPARATED_P`?"""
+    return (r.separation is not None and abs(r.separation) == 1.0 and r.separation_p is not None
+            and r.separation_p <= SEPARATED_P + 1e-12)
+
+
 def rank_covariates(values: Sequence[float], covariates: Mapping[str, Sequence[float | None]],
                     groups: Sequence[int] | None = None) -> tuple[list[CovariateRank], dict[str, str]]:
     """Rank covariates by how strongly they go with ``values`` (and separate ``groups``).
@@ -293,8 +310,11 @@ def rank_covariates(values: Sequence[float], covariates: Mapping[str, Sequence[f
     # Among strong correlations (|ρ| ≥ STRONG_RHO) a covariate set outside the run (other
     # processes' load) comes before those measured during it: the server's own CPU falls when
     # other work takes its cores, a mediator that would name the symptom, not the cause.
+    # So does one that separates the two groups completely (|r| = 1) at an exact
+    # Mann–Whitney p ≤ SEPARATED_P: the bimodal case (contended runs and quiet ones) whose
+    # within-group order is noise, where ρ can stay near 0.77 (issue 21).
     ranked.sort(key=lambda r: (r.name in FOLLOWS_THROUGHPUT,
-                               not (r.measured == "outside" and abs(r.rho) >= STRONG_RHO),
+                               not (r.measured == "outside" and (abs(r.rho) >= STRONG_RHO or separated(r))),
                                -abs(r.rho), -abs(r.separation or 0.0), r.measured == "during", r.name))
     if ranked:
         holm = multipletests([r.p for r in ranked], method="holm")[1]

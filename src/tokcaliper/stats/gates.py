@@ -35,6 +35,12 @@ Rules (a run is *flagged* when any applies on any device)
    ≥ :data:`tokcaliper.model.telemetry.FOREIGN_CPU_BOUND_CORES` cores during the run
    (``TelemetrySummary.foreign_cpu_cores_mean``, issue 21): the server shared its
    host, like a GPU that slowed down.
+5. ``foreign_gpu``: processes other than the server and the client took a mean of
+   ≥ :data:`tokcaliper.model.telemetry.FOREIGN_GPU_SM_BOUND_PCT` % of a GPU's SM time
+   (``DeviceSummary.foreign_sm_mean_pct``, NVML per-process utilisation): contexts
+   time-slice one GPU, so that share can alone slow the server beyond compare's ±1 %
+   band. Other processes' GPU memory without SM time is a note, not a flag (it takes
+   capacity, not time); so is their presence where NVML gives no SM share.
 A run without telemetry is not flagged; its gate says ``checked = False``.
 """
 
@@ -46,7 +52,13 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
-from tokcaliper.model.telemetry import FOREIGN_CPU_BOUND_CORES, GPU_KINDS, DeviceSummary, TelemetrySummary
+from tokcaliper.model.telemetry import (
+    FOREIGN_CPU_BOUND_CORES,
+    FOREIGN_GPU_SM_BOUND_PCT,
+    GPU_KINDS,
+    DeviceSummary,
+    TelemetrySummary,
+)
 from tokcaliper.numbers import num, percent
 
 if TYPE_CHECKING:
@@ -78,8 +90,8 @@ class GateReason(BaseModel):
     """One reason a run was flagged.
 
     Attributes:
-        code: ``"clock_below_threshold"``, ``"slowdown:<nvml reason>"``, ``"client_saturated"``
-            or ``"foreign_load"``.
+        code: ``"clock_below_threshold"``, ``"slowdown:<nvml reason>"``, ``"client_saturated"``,
+            ``"foreign_load"`` (other processes' CPU) or ``"foreign_gpu"`` (their SM time).
         device: device id, e.g. ``"gpu0"``.
         share: time share of the run (fraction) it applied; for the clock rule
             without samples, the lower bound (``share_is_bound`` True).
@@ -233,6 +245,9 @@ def gate_telemetry(
                 sh = d.throttle_share.get(reason, 0.0)
                 if sh > 0:
                     notes.append(f"{d.device}: {reason} active in {percent(sh)} of samples (not a flag)")
+            r = _foreign_gpu_rule(d, notes)
+            if r is not None:
+                reasons.append(r)
         if s.client_saturated:
             reasons.append(GateReason(
                 code="client_saturated", device="client",
@@ -245,6 +260,25 @@ def gate_telemetry(
         out.append(RunGate(run_id=rid, index=i, checked=True, flagged=bool(reasons),
                            reasons=reasons, notes=notes))
     return out
+
+
+def _foreign_gpu_rule(d: DeviceSummary, notes: list[str]) -> GateReason | None:
+    """Rule 5 on one GPU: a flag when other processes' mean SM share reached the bound;
+    a note when they only held memory, or when their SM share was not readable."""
+    if d.kind not in GPU_KINDS or not d.foreign_procs_max:
+        return None
+    held = f"{d.foreign_procs_max} other process{'es' if d.foreign_procs_max > 1 else ''} " \
+           f"held up to {num(d.foreign_mem_peak_mib)} MiB"
+    sm = d.foreign_sm_mean_pct
+    if sm is not None and sm >= FOREIGN_GPU_SM_BOUND_PCT:
+        return GateReason(
+            code="foreign_gpu", device=d.device, share=sm / 100.0,
+            detail=f"{d.device}: {held} and took {num(sm)} % of its SM time on average (max "
+                   f"{num(d.foreign_sm_max_pct)} %) ≥ {num(FOREIGN_GPU_SM_BOUND_PCT)} %: the server "
+                   "shared its GPU (contexts time-slice; bound = compare's ±1 % band)")
+    notes.append(f"{d.device}: {held}, " + ("SM share not readable" if sm is None else
+                 f"{num(sm)} % of its SM time (< {num(FOREIGN_GPU_SM_BOUND_PCT)} %)") + " (not a flag)")
+    return None
 
 
 def gate_runs(runs: Sequence[Run], **kwargs: object) -> list[RunGate]:

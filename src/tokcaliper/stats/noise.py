@@ -6,8 +6,9 @@ for single runs (n = 1, the cross-machine case of M10) and for R runs per arm.
 When the runs carry covariates (:func:`tokcaliper.stats.covariates.run_covariates`),
 a metric whose spread goes with one of them says so in one sentence (issue 21):
 the covariate ranked first (:func:`~tokcaliper.stats.covariates.rank_covariates`,
-Spearman's ρ) when ``|ρ| ≥`` :data:`EXPLAIN_MIN_RHO`, with its mean in the runs
-below and above the median, e.g. "CV 87.7%: other processes' CPU (cores used)
+Spearman's ρ) when ``|ρ| ≥`` :data:`EXPLAIN_MIN_RHO` or when it separates the lower
+half of the runs from the upper half completely (:func:`explain_spread`), with its
+mean in the runs below and above the median, e.g. "CV 87.7%: other processes' CPU (cores used)
 0.900 on average in the 2 lowest runs, 0.0500 in the 2 highest (ρ = −0.95 …)".
 The noise floor is then that covariate's as much as the server's.
 
@@ -24,7 +25,7 @@ from tokcaliper.errors import InputError
 from tokcaliper.model import warnings as W
 from tokcaliper.model.verdict import Status, Verdict
 from tokcaliper.numbers import num, percent
-from tokcaliper.stats.covariates import CovariateRank, rank_covariates
+from tokcaliper.stats.covariates import FOLLOWS_THROUGHPUT, CovariateRank, rank_covariates, separated
 from tokcaliper.stats.describe import Description, describe
 from tokcaliper.stats.resolution import (
     mde_quick,
@@ -170,6 +171,15 @@ def explain_spread(name: str, values: Sequence[float], covariates: Mapping[str, 
                    cv: float | None = None) -> tuple[CovariateRank | None, str | None]:
     """The covariate that goes with a metric's spread, and the sentence saying so (pure).
 
+    The runs are split into their lower and upper half by the metric (the lower
+    ``n − n//2`` and the upper ``n//2``), and the covariates are ranked against the
+    metric with those groups (:func:`rank_covariates`). The first that is neither run
+    order (it has the drift test) nor an effect of throughput explains the spread when
+    ``|ρ| ≥`` :data:`EXPLAIN_MIN_RHO`, or when it separates the halves completely at an
+    exact Mann–Whitney p ≤ :data:`~tokcaliper.stats.covariates.SEPARATED_P` (3 runs
+    against 3 and more: contended runs and quiet ones, whose order within each half
+    is noise, can leave ρ at 0.55–0.8 with every contended run below every quiet one).
+
     Args:
         name: the metric's name (with unit).
         values: its value per run.
@@ -177,17 +187,21 @@ def explain_spread(name: str, values: Sequence[float], covariates: Mapping[str, 
         cv: the metric's CV, quoted at the start of the sentence when given.
 
     Returns:
-        ``(rank, sentence)``, or ``(None, None)`` when no covariate other than run
-        order reaches ``|ρ| ≥`` :data:`EXPLAIN_MIN_RHO` (order has the drift test).
+        ``(rank, sentence)``, or ``(None, None)`` when none does.
 
     Raises:
         InputError: a covariate of another length than ``values``.
     """
     if len(values) < 4 or not covariates:
         return None, None
-    ranked, _ = rank_covariates(values, covariates)
-    best = next((r for r in ranked if r.measured != "order"), None)
-    if best is None or abs(best.rho) < EXPLAIN_MIN_RHO:
+    n = len(values)
+    groups = [0] * n
+    for i in sorted(range(n), key=lambda i: values[i])[n - n // 2:]:
+        groups[i] = 1
+    ranked, _ = rank_covariates(values, covariates, groups)
+    best = next((r for r in ranked if r.measured != "order" and r.name not in FOLLOWS_THROUGHPUT), None)
+    split = best is not None and abs(best.rho) < EXPLAIN_MIN_RHO and separated(best)
+    if best is None or (abs(best.rho) < EXPLAIN_MIN_RHO and not split):
         return None, None
     col = covariates[best.name]
     known = sorted((v, float(c)) for v, c in zip(values, col) if c is not None)
@@ -195,9 +209,11 @@ def explain_spread(name: str, values: Sequence[float], covariates: Mapping[str, 
     low = sum(c for _, c in known[:k]) / k
     high = sum(c for _, c in known[-k:]) / k
     head = f"CV {percent(cv)}: " if cv is not None else ""
+    sep = (f"; it separates the lower {n - n // 2} runs from the upper {n // 2} completely, Mann–Whitney "
+           f"exact p = {num(best.separation_p, 2)}") if split else ""
     sentence = (f"{head}{best.label} {num(low)} on average in the {k} lowest runs, {num(high)} in the {k} "
                 f"highest (ρ = {num(best.rho, 2, min_decimals=2, signed=True)} with {name}, n = {best.n}, "
-                f"p = {num(best.p, 2)} {best.p_method}): the spread is that covariate's as much as the "
+                f"p = {num(best.p, 2)} {best.p_method}{sep}): the spread is that covariate's as much as the "
                 "server's")
     return best, sentence
 

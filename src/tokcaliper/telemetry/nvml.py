@@ -9,7 +9,9 @@ so tests pass a fake object implementing the few functions used:
 ``nvmlDeviceGetEnforcedPowerLimit``, ``nvmlDeviceGetPowerManagementDefaultLimit``,
 ``nvmlDeviceGetClockInfo``, ``nvmlDeviceGetPowerUsage``, ``nvmlDeviceGetTemperature``,
 ``nvmlDeviceGetUtilizationRates``, ``nvmlDeviceGetCurrentClocksEventReasons`` (fallback
-``nvmlDeviceGetCurrentClocksThrottleReasons``), ``nvmlDeviceGetTotalEnergyConsumption``.
+``nvmlDeviceGetCurrentClocksThrottleReasons``), ``nvmlDeviceGetTotalEnergyConsumption``,
+``nvmlDeviceGetComputeRunningProcesses``, ``nvmlDeviceGetGraphicsRunningProcesses``,
+``nvmlDeviceGetProcessUtilization``.
 Constants ``NVML_CLOCK_SM`` (1), ``NVML_CLOCK_MEM`` (2), ``NVML_TEMPERATURE_GPU`` (0)
 are read from the module when present, else the nvml.h values are used.
 
@@ -19,7 +21,7 @@ NVML units: clocks MHz, power and limits mW, energy mJ (since driver load), temp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,11 +29,15 @@ from tokcaliper.model.telemetry import DeviceInfo, GpuInfo, TelemetrySample
 from tokcaliper.model import warnings as W
 from tokcaliper.telemetry.backend import BackendUnavailable
 
-__all__ = ["GpuQuery", "NvmlBackend", "load_nvml", "query_gpus"]
+__all__ = ["GpuQuery", "NvmlBackend", "load_nvml", "query_gpus", "read_ppid"]
 
 NVML_CLOCK_SM = 1
 NVML_CLOCK_MEM = 2
 NVML_TEMPERATURE_GPU = 0
+#: nvml.h ``NVML_ERROR_NOT_FOUND``: ``nvmlDeviceGetProcessUtilization`` has no sample
+#: newer than the timestamp asked for (no process ran kernels since): a reading of 0.
+NVML_ERROR_NOT_FOUND = 6
+_PROC_LISTS = ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses")
 
 
 def _err(exc: BaseException) -> str:
@@ -180,13 +186,36 @@ _FIELDS = (
 
 
 class _Gpu:
-    __slots__ = ("info", "handle", "readers", "buf")
+    __slots__ = ("info", "handle", "readers", "buf", "proc_lists", "proc_util", "util_ts", "ours_seen")
 
     def __init__(self, info: DeviceInfo, handle: Any) -> None:
         self.info = info
         self.handle = handle
         self.readers: list[tuple[int, Callable[[Any], Any]]] = []  # (slot, fn(handle))
         self.buf: list[Any] = [None] * len(_FIELDS)  # reused every tick
+        self.proc_lists: list[Callable[[Any], Any]] = []  # the running-process lists NVML gives
+        self.proc_util: Callable[[Any, int], Any] | None = None  # per-process utilisation
+        self.util_ts = 0  # the newest per-process utilisation sample seen, µs (NVML's clock)
+        self.ours_seen = False  # the server or the client appeared on it: NVML's pids are ours
+
+
+def _not_found(exc: BaseException) -> bool:
+    """No per-process sample: NVML's NOT_FOUND (pynvml ``NVMLError_NotFound``: ``value`` 6,
+    "Not Found"), or pynvml's ``NVMLError(NVML_SUCCESS)`` ("Success"), which its
+    ``nvmlDeviceGetProcessUtilization`` raises when the sizing call finds no sample at all."""
+    value = getattr(exc, "value", None)
+    return value in (0, NVML_ERROR_NOT_FOUND) or str(exc).strip().lower() in ("not found", "success")
+
+
+def read_ppid(pid: int) -> int | None:
+    """The parent of ``pid`` from ``/proc/<pid>/stat``, or None (no such process here)."""
+    from tokcaliper.telemetry.procfs import parse_ppid
+
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return parse_ppid(f.read())
+    except (OSError, ValueError):
+        return None
 
 
 class NvmlBackend:
@@ -203,6 +232,22 @@ class NvmlBackend:
     without it, ``nvmlDeviceGetCurrentClocksThrottleReasons``) → ``throttle_mask``;
     ``nvmlDeviceGetTotalEnergyConsumption`` (Volta and later) → ``energy_j`` (mJ → J).
 
+    Other processes' use of each GPU (issue 21): ``nvmlDeviceGetComputeRunningProcesses``
+    and ``…GraphicsRunningProcesses`` list the processes holding a context; those that
+    are neither the client (``own_pids(client=…)``) nor the server or one of its
+    descendants (``own_pids(server=…)``; a parent chain through ``/proc/<pid>/stat``,
+    cached per pid) are *foreign*: their count → ``foreign_procs``, their
+    ``usedGpuMemory`` summed → ``foreign_mem_bytes``. ``nvmlDeviceGetProcessUtilization``
+    (samples newer than the last seen, NVML_ERROR_NOT_FOUND = none, a reading of 0)
+    gives each process's ``smUtil`` over NVML's last sample period; the mean per
+    foreign pid, summed → ``foreign_sm_pct``. A pid this host's ``/proc`` does not
+    show cannot be placed: once the server or the client has been seen on that GPU,
+    NVML's pids are this pid namespace's and an unplaced one is another container's
+    (foreign); before that, NVML may be reporting the host's pids for our own server
+    (a container without the host's pid namespace), so the tick's readings are None
+    (unknown), not a false "shared". Either is said once in
+    ``DeviceInfo.unavailable["foreign_pids"]``.
+
     Each reading is probed once in :meth:`open`; an unsupported one is never called
     again and its reason lands in ``DeviceInfo.unavailable``. A reading that fails
     later gives ``None`` for that sample and its first error is recorded.
@@ -210,15 +255,68 @@ class NvmlBackend:
     Args:
         nvml: NVML module object (default ``pynvml``), injectable for tests.
         indices: GPU indices to sample (default: all).
+        ppid_of: pid → parent pid or None (default :func:`read_ppid`), injectable for tests.
     """
 
     name = "nvml"
 
-    def __init__(self, nvml: Any = None, indices: Sequence[int] | None = None) -> None:
+    def __init__(self, nvml: Any = None, indices: Sequence[int] | None = None,
+                 ppid_of: Callable[[int], int | None] = read_ppid) -> None:
         self._nvml_arg = nvml
         self._indices = list(indices) if indices is not None else None
         self._mod: Any = None
         self._gpus: list[_Gpu] = []
+        self._ppid_of = ppid_of
+        self._server: frozenset[int] = frozenset()
+        self._client: frozenset[int] = frozenset()
+        self._ours: dict[int, str] = {}
+
+    def own_pids(self, server: Collection[int] = (), client: Collection[int] = ()) -> None:
+        """Say which GPU processes are not foreign: the server's tree and the client itself.
+
+        Args:
+            server: the server's pid(s); their descendants count as the server too (a
+                server's GPU workers are often its children).
+            client: the load generator's pid (itself only: the other children of the
+                process that runs the benchmark are foreign, as in the CPU figure).
+        """
+        self._server, self._client = frozenset(server), frozenset(client)
+        self._ours = {}
+
+    def _place(self, pid: int) -> str:
+        """``"ours"`` (the client, the server or a descendant), ``"foreign"``, or
+        ``"unplaced"`` (not in this host's /proc); cached per pid."""
+        if pid in self._ours:
+            return self._ours[pid]
+        where, p, seen = "ours" if pid in self._client else "foreign", pid, 0
+        while where == "foreign" and p is not None and p > 1 and seen < 64:  # the parent chain
+            if p in self._server:
+                where = "ours"
+                break
+            q = self._ppid_of(p)
+            if q is None and p == pid:
+                where = "unplaced"
+            p, seen = q, seen + 1
+        self._ours[pid] = where
+        return where
+
+    def _foreign_pids(self, pids: Collection[int], gpu: _Gpu) -> set[int] | None:
+        """The foreign ones among ``pids`` (see the class docstring), or None when
+        unplaced pids cannot be told from our own server's."""
+        places = {pid: self._place(pid) for pid in pids}
+        gpu.ours_seen = gpu.ours_seen or "ours" in places.values()
+        unplaced = sorted(pid for pid, w in places.items() if w == "unplaced")
+        if unplaced and not gpu.ours_seen:
+            gpu.info.unavailable.setdefault(
+                "foreign_pids", f"pids {unplaced} hold the GPU but are not in this host's /proc, and "
+                                "neither the server nor the client was seen on it: NVML may show another "
+                                "pid namespace's pids (a container), so other processes' use is unknown")
+            return None
+        if unplaced:
+            gpu.info.unavailable.setdefault(
+                "foreign_pids", f"pids {unplaced} are not in this host's /proc while the server's are: "
+                                "counted as other processes (another container)")
+        return {pid for pid, w in places.items() if w != "ours"}
 
     def open(self) -> list[DeviceInfo]:
         """Initialise NVML and probe each GPU's readings.
@@ -318,6 +416,29 @@ class NvmlBackend:
                 ],
             ),
         ]
+        for fname in _PROC_LISTS:
+            fn = fn_or_none(fname)
+            if fn is None:
+                continue
+            try:
+                fn(gpu.handle)
+            except Exception as exc:
+                gpu.info.unavailable.setdefault("foreign_procs", f"{fname}: {_err(exc)}")
+                continue
+            gpu.proc_lists.append(fn)
+        if gpu.proc_lists:
+            gpu.info.unavailable.pop("foreign_procs", None)
+        elif "foreign_procs" not in gpu.info.unavailable:
+            gpu.info.unavailable["foreign_procs"] = "no running-process list in the NVML module"
+        pu = fn_or_none("nvmlDeviceGetProcessUtilization")
+        if pu is None:
+            gpu.info.unavailable["foreign_sm_pct"] = "nvmlDeviceGetProcessUtilization: not in the NVML module"
+        else:
+            try:
+                self._proc_samples(pu, gpu)
+                gpu.proc_util = pu
+            except Exception as exc:
+                gpu.info.unavailable["foreign_sm_pct"] = f"nvmlDeviceGetProcessUtilization: {_err(exc)}"
         for fld, options in candidates:
             slot = _FIELDS.index(fld)
             errors = []
@@ -334,6 +455,45 @@ class NvmlBackend:
                 break
             else:
                 gpu.info.unavailable[fld] = "; ".join(errors)
+
+    def _proc_samples(self, fn: Callable[[Any, int], Any], gpu: _Gpu) -> list[Any]:
+        """Per-process utilisation samples newer than the last seen ([] on NOT_FOUND)."""
+        try:
+            got = list(fn(gpu.handle, gpu.util_ts) or [])
+        except Exception as exc:
+            if _not_found(exc):
+                return []
+            raise
+        for x in got:
+            gpu.util_ts = max(gpu.util_ts, int(getattr(x, "timeStamp", 0) or 0))
+        return got
+
+    def _foreign(self, gpu: _Gpu) -> tuple[int | None, int | None, float | None]:
+        """(foreign processes, their memory in bytes, their SM share in percent) of one tick."""
+        n = mem = None
+        if gpu.proc_lists:
+            procs: dict[int, int] = {}
+            for fn in gpu.proc_lists:
+                try:
+                    for p in fn(gpu.handle) or []:
+                        used = getattr(p, "usedGpuMemory", None)
+                        procs[int(p.pid)] = max(procs.get(int(p.pid), 0), int(used or 0))
+                except Exception as exc:
+                    gpu.info.unavailable.setdefault("foreign_procs", f"failed during run: {_err(exc)}")
+            others = self._foreign_pids(procs, gpu)
+            if others is not None:
+                n, mem = len(others), sum(procs[pid] for pid in others)
+        sm = None
+        if gpu.proc_util is not None:
+            try:
+                per: dict[int, list[float]] = {}
+                for x in self._proc_samples(gpu.proc_util, gpu):
+                    per.setdefault(int(x.pid), []).append(float(x.smUtil))
+                others = self._foreign_pids(per, gpu)
+                sm = None if others is None else sum(sum(v) / len(v) for pid, v in per.items() if pid in others)
+            except Exception as exc:
+                gpu.info.unavailable.setdefault("foreign_sm_pct", f"failed during run: {_err(exc)}")
+        return n, mem, sm
 
     def sample(self, t_mono: float, t_wall: float, out: list[TelemetrySample]) -> None:
         """Append one :class:`TelemetrySample` per GPU to ``out``.
@@ -357,6 +517,7 @@ class NvmlBackend:
                 except Exception as exc:
                     buf[slot] = None
                     gpu.info.unavailable.setdefault(_FIELDS[slot], f"failed during run: {_err(exc)}")
+            n, mem, sm = self._foreign(gpu)
             out.append(
                 TelemetrySample.model_construct(
                     device=gpu.info.device,
@@ -370,6 +531,9 @@ class NvmlBackend:
                     utilization_pct=buf[5],
                     throttle_mask=buf[6],
                     energy_j=buf[7],
+                    foreign_procs=n,
+                    foreign_mem_bytes=mem,
+                    foreign_sm_pct=sm,
                 )
             )
 

@@ -11,7 +11,7 @@ Sources
   and ``guest_nice`` are already counted in ``user`` and ``nice``, so the total
   leaves them out (as ``psutil.cpu_percent`` does on Linux).
 - ``/proc/<pid>/stat`` (proc(5)): field 14 ``utime`` and 15 ``stime`` (clock ticks,
-  all threads), field 24 ``rss`` (pages). Field 2 ``comm`` is in parentheses and may
+  all threads), field 24 ``rss`` (pages), field 4 ``ppid``. Field 2 ``comm`` is in parentheses and may
   hold spaces or ``)``, so fields are counted after the *last* ``)``.
 """
 
@@ -25,6 +25,7 @@ __all__ = [
     "ProcStat",
     "interval_shares",
     "parse_pid_stat",
+    "parse_ppid",
     "parse_proc_stat",
     "process_cpu_share",
 ]
@@ -157,6 +158,18 @@ def parse_pid_stat(text: str, clk_tck: int, page_size: int) -> tuple[float, int]
         raise ValueError(f"/proc/<pid>/stat has {len(rest) + 2} fields, expected ≥ 24")
     utime, stime, rss = int(rest[11]), int(rest[12]), int(rest[21])
     return (utime + stime) / clk_tck, rss * page_size
+
+
+def parse_ppid(text: str) -> int:
+    """A process's parent pid from its ``/proc/<pid>/stat`` line (field 4, proc(5)).
+
+    Raises:
+        ValueError: the line is too short or field 4 is not an integer.
+    """
+    rest = text[text.rindex(")") + 1:].split()
+    if len(rest) < 2:
+        raise ValueError(f"/proc/<pid>/stat has {len(rest) + 2} fields, expected ≥ 4")
+    return int(rest[1])
 
 
 def process_cpu_share(cpu_time_before_s: float, cpu_time_after_s: float, elapsed_s: float) -> float | None:

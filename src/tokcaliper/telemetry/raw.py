@@ -13,7 +13,8 @@ Layout (``FORMAT`` = ``"tokcaliper-samples/1"``), zlib-compressed (RFC 1950, lev
     then the (n, width) matrix, width being the third entry.
 
 Columns are numpy-packed per device: ``<f8`` (float64) for every float field, so the
-round trip is exact; ``None`` is NaN. ``throttle_mask`` and ``rss_bytes`` are ``<i8``
+round trip is exact; ``None`` is NaN. ``throttle_mask``, ``rss_bytes``, ``foreign_procs``
+and ``foreign_mem_bytes`` are ``<i8``
 with −1 for ``None``. A column that is ``None`` in every sample of a device is left
 out. Time columns ``t_mono_s`` / ``t_wall_s`` are always kept. For a 10 Hz run of the
 host and two processes this is ~20–30 bytes per sample after compression (measured
@@ -36,8 +37,8 @@ __all__ = ["FORMAT", "pack_samples", "unpack_samples"]
 
 FORMAT = "tokcaliper-samples/1"
 _FLOATS = ("t_mono_s", "t_wall_s", "clock_mhz", "mem_clock_mhz", "power_w", "power_limit_w",
-           "temperature_c", "utilization_pct", "energy_j", "steal_pct", "cpu_time_s")
-_INTS = ("throttle_mask", "rss_bytes")
+           "temperature_c", "utilization_pct", "energy_j", "steal_pct", "cpu_time_s", "foreign_sm_pct")
+_INTS = ("throttle_mask", "rss_bytes", "foreign_procs", "foreign_mem_bytes")
 _LISTS = ("core_utilization_pct",)
 _ALWAYS = ("t_mono_s", "t_wall_s")
 

@@ -114,6 +114,20 @@ def _summarize_process(ss: Sequence[TelemetrySample], out: DeviceSummary) -> Non
         out.rss_peak_bytes, out.rss_end_bytes = max(rss), rss[-1]
 
 
+def _summarize_foreign_gpu(ss: Sequence[TelemetrySample], out: DeviceSummary) -> None:
+    """Other processes on a GPU over the run: most of them at once, their memory (mean and
+    peak, MiB) and SM share (mean and max of the per-tick readings, percent)."""
+    n = [s.foreign_procs for s in ss if s.foreign_procs is not None]
+    if n:
+        out.foreign_procs_max = max(n)
+    mem = [s.foreign_mem_bytes / 2**20 for s in ss if s.foreign_mem_bytes is not None]
+    if mem:
+        out.foreign_mem_mean_mib, out.foreign_mem_peak_mib = _mean(mem), max(mem)
+    sm = [s.foreign_sm_pct for s in ss if s.foreign_sm_pct is not None]
+    if sm:
+        out.foreign_sm_mean_pct, out.foreign_sm_max_pct = _mean(sm), max(sm)
+
+
 def client_saturation(
     devices: Sequence[DeviceSummary], threshold_cores: float = CLIENT_SATURATION_CORES
 ) -> tuple[bool | None, str | None]:
@@ -243,7 +257,9 @@ def summarize_device(info: DeviceInfo, samples: Iterable[TelemetrySample]) -> De
         / duration. Host CPU (kind ``"cpu"``): utilisation, per-core utilisation and
         steal share are means weighted by each sample's interval. Processes (kind
         ``"process"``): CPU time, mean share (ΔCPU / Δt, cores), the highest share
-        over any window of ≥ :data:`CPU_SHARE_WINDOW_S`, peak and last RSS.
+        over any window of ≥ :data:`CPU_SHARE_WINDOW_S`, peak and last RSS. GPUs:
+        other processes' count (max), memory (mean, peak; MiB) and SM share (mean,
+        max; percent) from the per-tick ``foreign_*`` readings.
 
     Raises:
         Nothing; metrics with no data stay ``None``.
@@ -320,6 +336,7 @@ def summarize_device(info: DeviceInfo, samples: Iterable[TelemetrySample]) -> De
     else:
         out.utilization_mean_pct = _mean([s.utilization_pct for s in ss if s.utilization_pct is not None])
     _summarize_process(ss, out)
+    _summarize_foreign_gpu(ss, out)
 
     masks = [s.throttle_mask for s in ss if s.throttle_mask is not None]
     out.throttle_samples = len(masks)
@@ -442,6 +459,11 @@ class TelemetrySampler:
             return False
         backends = self._backend_arg if self._backend_arg is not None else default_backends()
         backends = [*backends, *self._extra]
+        watched = [b for b in backends if isinstance(b, ProcessBackend)]
+        for b in backends:  # a GPU back-end tells other processes' GPU use from the run's own
+            if hasattr(b, "own_pids"):
+                b.own_pids(server=[w.pid for w in watched if w.role == "server"],  # type: ignore[attr-defined]
+                           client=[w.pid for w in watched if w.role == "client"])
         opened: list[Backend] = []
         self._devices = []
         self._backend_errors = {}
