@@ -93,8 +93,8 @@ def test_spec_show_bad_input_is_one_line(db, capsys):
     assert main(["spec", "show", "999", "--db", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tokcaliper: error: no run with id 999") and err.count("\n") == 1
-    assert main(["spec", "show", "1", "--db", str(path), "--server-kind", "tgi"]) == 2
-    assert "--server-kind 'tgi'" in capsys.readouterr().err
+    assert main(["spec", "show", "1", "--db", str(path), "--server-kind", "nonesuch"]) == 2
+    assert "--server-kind 'nonesuch'" in capsys.readouterr().err
 
 
 def test_spec_table_cli_json_matches_text(capsys):

@@ -80,7 +80,7 @@ def show_cmd(
     """
     from tokcaliper.report.output import emit
     from tokcaliper.report.specdec_view import render_runs_acceptance
-    from tokcaliper.servers.spec_readers import check_server_kind
+    from tokcaliper.model.families import check_server_kind
     from tokcaliper.specdec.runs import across_runs, run_acceptance
     from tokcaliper.store import Store
 
@@ -107,7 +107,7 @@ def log_cmd(
     other traffic would be mixed in). Drafts are recovered from the rounded AL.
     """
     from tokcaliper.report.output import emit
-    from tokcaliper.servers.spec_readers.vllm import counts_from_log, parse_log, unread_log_lines
+    from tokcaliper.model.families.vllm import counts_from_log, parse_log, unread_log_lines
     from tokcaliper.model.specdec import acceptance_metrics
 
     text = read_text(file, MAX_FILE_BYTES, errors="replace")  # a server log may hold any bytes
@@ -177,7 +177,7 @@ def sweep_cmd(
     from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec
     from tokcaliper.report.output import emit, stderr
     from tokcaliper.report.specdec_view import render_window_table
-    from tokcaliper.servers.spec_readers import SERVER_KINDS
+    from tokcaliper.model.families import SERVER_KINDS
     from tokcaliper.experiment.specdec_sweep import sweep_closing, sweep_experiment, sweep_table
     from tokcaliper.store import Store
 
