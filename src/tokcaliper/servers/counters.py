@@ -112,8 +112,8 @@ class CounterRead:
 def read_counters(base_url: str, timeout_s: float = 10.0) -> CounterRead:
     """Snapshot of the server's Prometheus counters and gauges, with the reason when unreadable.
 
-    ``/metrics`` first; when it gives no Prometheus text, each other path a
-    server family declares (:func:`tokcaliper.model.families.metrics_paths`).
+    ``/metrics`` first; when it gives no sample (an error, or text without
+    metrics, as trtllm-serve's JSON there reads), each other path a server family declares (:func:`tokcaliper.model.families.metrics_paths`).
     Never raises: an unreachable server, an HTTP error status or malformed
     text give ``CounterRead(values=None, error=reason)``, the reason being
     ``/metrics``'s.
@@ -121,7 +121,7 @@ def read_counters(base_url: str, timeout_s: float = 10.0) -> CounterRead:
     first: CounterRead | None = None
     for path in metrics_paths():
         read = _read_path(base_url.rstrip("/") + path, timeout_s)
-        if read.ok:
+        if read.values or read.gauges:
             return read
         first = first or read
         if " failed: " in (read.error or ""):  # the server does not answer at all
