@@ -215,7 +215,8 @@ def read_event(event: Any, fields: Sequence[ResponseField] | None = None,
         if details is not None and not isinstance(details, dict):
             raise StreamError("bad_usage", f"usage.prompt_tokens_details is not an object: {_short(details)}")
         counts["cached_tokens"] = token_count(details, "cached_tokens") if details else None
-    return has_text, counts, kept_fields(event, response_fields() if fields is None else fields)
+    keep = response_fields() if fields is None else fields
+    return has_text, counts, kept_fields(event, keep) if keep else None
 
 
 def _numbers(obj: Any, name: str, keys: tuple[str, ...] | None) -> dict[str, Any]:
