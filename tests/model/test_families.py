@@ -42,7 +42,8 @@ def _request(fields: Mapping[str, object], output_tokens: int) -> RequestAccepta
 
 
 FAMILY = ServerFamily(name="fake", label="a test engine", source="this test", prefixes=("fake:",),
-                      counts=_counts, request=_request, response_fields=(ResponseField("fake_stats", ("fake_steps",)),))
+                      counts=_counts, request=_request,
+                      response_fields=(ResponseField("fake_stats", ("fake_steps",)),))
 
 
 def _event(obj: dict) -> bytes:

@@ -113,10 +113,11 @@ def read_counters(base_url: str, timeout_s: float = 10.0) -> CounterRead:
     """Snapshot of the server's Prometheus counters and gauges, with the reason when unreadable.
 
     ``/metrics`` first; when it gives no sample (an error, or text without
-    metrics, as trtllm-serve's JSON there reads), each other path a server family declares (:func:`tokcaliper.model.families.metrics_paths`).
-    Never raises: an unreachable server, an HTTP error status or malformed
-    text give ``CounterRead(values=None, error=reason)``, the reason being
-    ``/metrics``'s.
+    metrics, as trtllm-serve's JSON there reads), each other path a server
+    family declares (:func:`tokcaliper.model.families.metrics_paths`), until
+    one does. Never raises: an unreachable server, an HTTP error status or
+    malformed text give ``CounterRead(values=None, error=reason)``, the reason
+    being ``/metrics``'s.
     """
     first: CounterRead | None = None
     for path in metrics_paths():
