@@ -16,6 +16,7 @@ from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError, ServerError
 from tokcaliper.fileio import read_text
 from tokcaliper.numbers import num
+from tokcaliper.model.families import server_kinds
 from tokcaliper.model.specdec import COST_PROXY, DEFINITIONS, LIMIT
 
 _DEFS = "\n\n".join(f"{name}: {formula}" for name, formula in DEFINITIONS)
@@ -25,7 +26,8 @@ _SPEC_HELP = (
     f"Definitions (Δ = after − before):\n\n{_DEFS}\n\n"
     f"Limit: {LIMIT}\n\nProxy: {COST_PROXY}"
 )
-_KIND_HELP = "Server family: llamacpp, vllm or sglang (default: detected from the counter names)."
+_KIND_HELP = (f"Server family: {', '.join(server_kinds())} (tokcaliper.model.families; "
+              "default: detected from the counter names).")
 
 spec_app = typer.Typer(help=_SPEC_HELP, no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(spec_app, name="spec")
