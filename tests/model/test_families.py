@@ -103,6 +103,14 @@ def test_sglang_meta_info_is_kept_from_the_final_chunk_top_level_or_choice():
     assert bad.error_class == "malformed_event" and "meta_info is not an object" in (bad.error or "")
 
 
+@pytest.mark.parametrize("proposed, accepted", [("spec_num_proposed_drafts", "spec_num_correct_drafts"),
+                                                ("spec_proposed_drafts", "spec_accepted_drafts"),
+                                                ("spec_draft_token_num", "spec_accept_token_num")])
+def test_sglang_drafted_counts_under_each_versions_names(proposed, accepted):
+    r = registry.request_acceptance("sglang", {"spec_verify_ct": 5, proposed: 12, accepted: 9}, 14)
+    assert r is not None and (r.al, r.draft_tokens, r.accepted, r.acceptance_rate) == (14 / 5, 12, 9, 0.75)
+
+
 def test_a_token_event_is_not_searched_for_fields_only_the_last_one():
     usage = {"completion_tokens": 2, "prompt_tokens": 3}
     # an early token's event carrying meta_info is not read (no per-token cost) …
