@@ -36,7 +36,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "store": BASE | {"model", "telemetry"},
     "audit": BASE | {"model", "stats"},
     "doctor": BASE | {"model", "stats", "telemetry", "servers", "audit"},
-    "specdec": BASE | {"model", "stats", "servers"},
+    "specdec": BASE | {"model", "stats"},  # the family readers are pure, in model/families
     "experiment": BASE | {"model", "stats", "telemetry", "load", "servers", "store", "specdec"},
     "report": BASE | {"model", "stats", "load", "audit", "experiment", "specdec", "telemetry"},
     "cli": BASE | {"model", "stats", "telemetry", "load", "servers", "store", "audit",

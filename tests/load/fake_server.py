@@ -39,6 +39,7 @@ import socket
 import struct
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -59,6 +60,8 @@ class FakeTiming:
     huge_event_bytes: int = 80 * 2**20  # length of huge_event's data line
     slots: int = 0  # serve at most this many requests at once, the rest queue (0 = no limit):
     # with a fixed service time S = ttft_s + (tokens − 1) × itl_s the capacity is slots ÷ S req/s
+    final: Callable[[int], dict] | None = None  # n tokens → extra top-level fields of the final
+    # (usage) chunk, e.g. an SGLang-style meta_info
 
 
 def _event(obj: dict) -> bytes:
@@ -169,7 +172,8 @@ def make_app(timing: FakeTiming) -> web.Application:
         if fault in bad_final:
             await resp.write(bad_final[fault])
         if not fault.startswith("usage_"):  # a bad usage is the stream's last word on the count
-            await resp.write(_event({"choices": [], "usage": {"completion_tokens": n, "prompt_tokens": 7}}))
+            await resp.write(_event({"choices": [], "usage": {"completion_tokens": n, "prompt_tokens": 7},
+                                     **(timing.final(n) if timing.final else {})}))
         if fault != "no_done":
             await resp.write(b"data: [DONE]\n\n")
         return resp

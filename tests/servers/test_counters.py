@@ -51,10 +51,18 @@ async def metrics_server():  # type: ignore[no-untyped-def]
                                                 "endpoint. Start it with `--metrics`"}}, status=501)
         if mode == "garbage":
             return web.Response(text="this is { not prometheus\n")
+        if mode == "trt":  # trtllm-serve: /metrics is JSON iteration stats
+            return web.json_response([{"iter": 1, "numActiveRequests": 0}])
         return web.Response(text=state["text"])
+
+    async def prometheus(request: web.Request) -> web.Response:
+        if request.match_info["mode"] != "trt":
+            return web.Response(status=404, text="Not Found")
+        return web.Response(text="# TYPE trtllm_prompt_tokens_total counter\ntrtllm_prompt_tokens_total 1200\n")
 
     app = web.Application()
     app.router.add_get("/{mode}/metrics", metrics)
+    app.router.add_get("/{mode}/prometheus/metrics", prometheus)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -88,6 +96,16 @@ async def test_unreadable_metrics_say_why(metrics_server):
     assert counter_delta(ok, off) == {}
     reason = counters_error(ok, off)
     assert reason.startswith("after the run: GET ") and "HTTP 501" in reason
+
+
+async def test_trtllm_serve_is_read_on_its_own_path(metrics_server):
+    import asyncio
+
+    base, _ = metrics_server
+    trt = await asyncio.to_thread(read_counters, base + "/trt")
+    assert trt.ok and trt.values == {"trtllm_prompt_tokens_total": 1200.0}
+    off = await asyncio.to_thread(read_counters, base + "/off")  # both paths fail: /metrics's reason is kept
+    assert not off.ok and "/off/metrics → HTTP 501" in off.error
 
 
 def test_refused_connection_says_why():

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tokcaliper.servers.counters import counter_delta, parse_metrics
-from tokcaliper.servers.spec_readers import detect_server_kind, request_acceptance, spec_counts
-from tokcaliper.servers.spec_readers import sglang, vllm
+from tokcaliper.model.families import detect_server_kind, request_acceptance, spec_counts
+from tokcaliper.model.families import sglang, vllm
 from tokcaliper.model.specdec import acceptance_metrics, pooled_request_acceptance
 
 DATA = Path(__file__).parent / "data"

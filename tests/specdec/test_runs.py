@@ -57,6 +57,16 @@ def test_unreadable_counters_carry_their_reason():
     assert r.request_al is not None  # the per-request timings still give a distribution
 
 
+def test_tgi_run_gives_tokens_per_step_and_says_what_is_missing():
+    run = make_run(0, 0, 100).model_copy(update={"counters_delta": {
+        "tgi_request_skipped_tokens_sum": 150.0, "tgi_request_skipped_tokens_count": 100.0,
+        "tgi_request_count_total": 3.0}})
+    r = run_acceptance(run)
+    assert r.server_kind == "tgi" and r.metrics is None
+    assert "not drafted tokens" in r.unavailable
+    assert r.step_counters is not None and r.step_counters.al == 2.5  # 250 tokens in 100 steps
+
+
 def test_across_runs_mean_cv_mde_and_ruler():
     runs = [run_acceptance(make_run(50, a, tp)) for a, tp in ((100, 80), (101, 100), (99, 120), (100, 90))]
     res = across_runs(runs)
@@ -93,8 +103,8 @@ def test_spec_show_bad_input_is_one_line(db, capsys):
     assert main(["spec", "show", "999", "--db", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tokcaliper: error: no run with id 999") and err.count("\n") == 1
-    assert main(["spec", "show", "1", "--db", str(path), "--server-kind", "tgi"]) == 2
-    assert "--server-kind 'tgi'" in capsys.readouterr().err
+    assert main(["spec", "show", "1", "--db", str(path), "--server-kind", "nonesuch"]) == 2
+    assert "--server-kind 'nonesuch'" in capsys.readouterr().err
 
 
 def test_spec_table_cli_json_matches_text(capsys):

@@ -16,6 +16,7 @@ from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError, ServerError
 from tokcaliper.fileio import read_text
 from tokcaliper.numbers import num
+from tokcaliper.model.families import server_kinds
 from tokcaliper.model.specdec import COST_PROXY, DEFINITIONS, LIMIT
 
 _DEFS = "\n\n".join(f"{name}: {formula}" for name, formula in DEFINITIONS)
@@ -25,7 +26,8 @@ _SPEC_HELP = (
     f"Definitions (Δ = after − before):\n\n{_DEFS}\n\n"
     f"Limit: {LIMIT}\n\nProxy: {COST_PROXY}"
 )
-_KIND_HELP = "Server family: llamacpp, vllm or sglang (default: detected from the counter names)."
+_KIND_HELP = (f"Server family: {', '.join(server_kinds())} (tokcaliper.model.families; "
+              "default: detected from the counter names).")
 
 spec_app = typer.Typer(help=_SPEC_HELP, no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(spec_app, name="spec")
@@ -80,7 +82,7 @@ def show_cmd(
     """
     from tokcaliper.report.output import emit
     from tokcaliper.report.specdec_view import render_runs_acceptance
-    from tokcaliper.servers.spec_readers import check_server_kind
+    from tokcaliper.model.families import check_server_kind
     from tokcaliper.specdec.runs import across_runs, run_acceptance
     from tokcaliper.store import Store
 
@@ -107,7 +109,7 @@ def log_cmd(
     other traffic would be mixed in). Drafts are recovered from the rounded AL.
     """
     from tokcaliper.report.output import emit
-    from tokcaliper.servers.spec_readers.vllm import counts_from_log, parse_log, unread_log_lines
+    from tokcaliper.model.families.vllm import counts_from_log, parse_log, unread_log_lines
     from tokcaliper.model.specdec import acceptance_metrics
 
     text = read_text(file, MAX_FILE_BYTES, errors="replace")  # a server log may hold any bytes
@@ -177,7 +179,7 @@ def sweep_cmd(
     from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec
     from tokcaliper.report.output import emit, stderr
     from tokcaliper.report.specdec_view import render_window_table
-    from tokcaliper.servers.spec_readers import SERVER_KINDS
+    from tokcaliper.model.families import SERVER_KINDS
     from tokcaliper.experiment.specdec_sweep import sweep_closing, sweep_experiment, sweep_table
     from tokcaliper.store import Store
 

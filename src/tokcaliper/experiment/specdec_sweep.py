@@ -17,7 +17,7 @@ from tokcaliper.errors import InputError
 from tokcaliper.experiment.analysis import analysed_runs
 from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec
 from tokcaliper.model.run import Run
-from tokcaliper.servers.spec_readers import ServerKind
+from tokcaliper.model.families import ServerKind
 from tokcaliper.specdec.runs import run_acceptance
 from tokcaliper.specdec.table import KInput, WindowTable, window_table
 from tokcaliper.model.experiment import Outcome

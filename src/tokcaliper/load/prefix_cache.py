@@ -6,15 +6,19 @@ that has data wins:
 
 1. **responses** — each measured, completed request's ``cached_tokens``
    (``usage.prompt_tokens_details.cached_tokens``, OpenAI's field, which
-   llama.cpp, vLLM and SGLang fill when asked; else llama.cpp's
-   ``timings.cache_n``) over its ``usage.prompt_tokens``. llama.cpp
-   re-evaluates the last prompt token even on a full hit, so a repeated
-   prompt of n tokens reads (n − 1) ÷ n.
-2. **counters** — vLLM's ``vllm:prefix_cache_hits_total`` ÷
-   ``vllm:prefix_cache_queries_total`` (tokens; summed over label sets),
-   differenced over the run's window like every counter (M6).
-3. **gauge** — SGLang's ``sglang:cache_hit_rate`` read after the run: the
-   server's own running figure, not scoped to the run (said in ``note``).
+   llama.cpp, vLLM and SGLang fill when asked; else the kept per-response
+   entry a server family names, e.g. llama.cpp's ``timings.cache_n``) over its
+   ``usage.prompt_tokens``. llama.cpp re-evaluates the last prompt token even
+   on a full hit, so a repeated prompt of n tokens reads (n − 1) ÷ n.
+2. **counters** — a registered family's (cached prompt tokens, prompt tokens)
+   counters (``ServerFamily.cache_counters``: vLLM's
+   ``vllm:prefix_cache_hits_total`` ÷ ``vllm:prefix_cache_queries_total``,
+   TensorRT-LLM's ``trtllm_prompt_cached_tokens_total`` ÷
+   ``trtllm_prompt_tokens_total``; summed over label sets), differenced over
+   the run's window like every counter (M6).
+3. **gauge** — a family's hit-rate gauge (``ServerFamily.cache_gauge``:
+   SGLang's ``sglang:cache_hit_rate``) read after the run: the server's own
+   running figure, not scoped to the run (said in ``note``).
 
 With ``--turns`` the responses' share is also given per turn (turn 1 holds
 only the shared prefix, later turns the conversation so far).
@@ -24,26 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from tokcaliper.model.families import families
+from tokcaliper.model.metric_keys import metric_name, total
 from tokcaliper.model.run import PrefixCacheReport, RequestRecord
 
-__all__ = ["GAUGE_NOTE", "SGLANG_HIT_GAUGE", "VLLM_HITS", "VLLM_QUERIES", "prefix_cache_report"]
-
-VLLM_HITS = "vllm:prefix_cache_hits_total"
-VLLM_QUERIES = "vllm:prefix_cache_queries_total"
-SGLANG_HIT_GAUGE = "sglang:cache_hit_rate"
-
-#: Why a gauge's hit rate is not the run's own.
-GAUGE_NOTE = "SGLang's running cache-hit gauge after the run, not scoped to it (earlier traffic included)"
-
-
-def _name(key: str) -> str:
-    """The metric name of a sample key ``name{labels}`` (:func:`tokcaliper.servers.counters.sample_key`)."""
-    return key.partition("{")[0]
-
-
-def _total(values: Mapping[str, float], name: str) -> float | None:
-    found = [v for k, v in values.items() if _name(k) == name]
-    return sum(found) if found else None
+__all__ = ["prefix_cache_report"]
 
 
 def prefix_cache_report(records: Sequence[RequestRecord], counters_delta: Mapping[str, float] | None = None,
@@ -74,13 +63,17 @@ def prefix_cache_report(records: Sequence[RequestRecord], counters_delta: Mappin
         return PrefixCacheReport(source="responses", hit_share=cached / prompt if prompt else None,
                                  cached_tokens=float(cached), prompt_tokens=float(prompt), n=len(done),
                                  by_turn=by_turn, prefix_sized_by=prefix_sized_by)
-    hits = _total(counters_delta or {}, VLLM_HITS)
-    queries = _total(counters_delta or {}, VLLM_QUERIES)
-    if hits is not None and queries is not None:
-        return PrefixCacheReport(source="counters", hit_share=hits / queries if queries > 0 else None,
-                                 cached_tokens=hits, prompt_tokens=queries, prefix_sized_by=prefix_sized_by)
-    rate = [v for k, v in (gauges or {}).items() if _name(k) == SGLANG_HIT_GAUGE]
-    if rate:
-        return PrefixCacheReport(source="gauge", hit_share=sum(rate) / len(rate), note=GAUGE_NOTE,
-                                 prefix_sized_by=prefix_sized_by)
+    for fam in families():
+        if fam.cache_counters is None:
+            continue
+        hits = total(counters_delta or {}, fam.cache_counters[0])
+        queries = total(counters_delta or {}, fam.cache_counters[1])
+        if hits is not None and queries is not None:
+            return PrefixCacheReport(source="counters", hit_share=hits / queries if queries > 0 else None,
+                                     cached_tokens=hits, prompt_tokens=queries, prefix_sized_by=prefix_sized_by)
+    for fam in families():
+        rate = [v for k, v in (gauges or {}).items() if fam.cache_gauge and metric_name(k) == fam.cache_gauge]
+        if rate:
+            return PrefixCacheReport(source="gauge", hit_share=sum(rate) / len(rate), note=fam.cache_gauge_note,
+                                     prefix_sized_by=prefix_sized_by)
     return None

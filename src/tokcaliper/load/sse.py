@@ -14,6 +14,12 @@ Format: OpenAI-compatible Server-Sent Events, ``data: {json}`` lines, ending
 with ``data: [DONE]``; ``usage`` arrives in a final chunk when the request
 set ``stream_options.include_usage`` (OpenAI API reference, "Chat
 Completions: streaming").
+
+Per-response fields: the numeric entries of the objects the registered server
+families declare (:func:`tokcaliper.model.families.response_fields`: llama.cpp's
+``timings``, SGLang's ``meta_info``), looked for at an event's top level and in
+its choices, only in the events that carry no generated text (the final and the
+usage chunk) and in the last one that does: a token's event costs nothing more.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokcaliper.model.families import ResponseField, cached_token_keys, response_fields
 from tokcaliper.model.run import RequestRecord
 
 
@@ -156,21 +163,25 @@ def token_count(usage: dict[str, Any], key: str) -> int | None:
     return v
 
 
-def read_event(event: Any) -> tuple[bool, dict[str, int | None] | None, dict[str, Any] | None]:
+def read_event(event: Any, fields: Sequence[ResponseField] | None = None,
+               ) -> tuple[bool, dict[str, int | None] | None, dict[str, Any] | None]:
     """Validate one decoded SSE event of a chat-completion stream.
 
     Shape accepted (OpenAI API reference, "The chat completion chunk
     object"): an object; ``choices`` absent/null or a list of objects whose
     ``delta`` is absent/null or an object whose text fields are strings or
-    null; ``usage`` absent/null or an object with integer token counts;
-    llama.cpp's ``timings`` absent/null or an object (only its finite
-    numeric entries are kept).
+    null; ``usage`` absent/null or an object with integer token counts; each
+    of ``fields`` absent/null or an object (:func:`kept_fields`).
+
+    Args:
+        event: the decoded JSON of one ``data:`` line.
+        fields: per-response objects to keep (None: the registered families' union).
 
     Returns:
-        ``(has_text, usage, timings)``: whether a choice carried generated
+        ``(has_text, usage, kept)``: whether a choice carried generated
         text; ``{"completion_tokens", "prompt_tokens", "cached_tokens"}``
         (None where absent; ``cached_tokens`` from
-        ``usage.prompt_tokens_details``) or None; the numeric timings or None.
+        ``usage.prompt_tokens_details``) or None; the kept entries or None.
 
     Raises:
         StreamError: any field of another type or out of range.
@@ -204,14 +215,34 @@ def read_event(event: Any) -> tuple[bool, dict[str, int | None] | None, dict[str
         if details is not None and not isinstance(details, dict):
             raise StreamError("bad_usage", f"usage.prompt_tokens_details is not an object: {_short(details)}")
         counts["cached_tokens"] = token_count(details, "cached_tokens") if details else None
-    timings = event.get("timings")
+    keep = response_fields() if fields is None else fields
+    return has_text, counts, kept_fields(event, keep) if keep else None
+
+
+def _numbers(obj: Any, name: str, keys: tuple[str, ...] | None) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise StreamError("malformed_event", f"{name} is not an object: {_short(obj)}")
+    items = obj.items() if keys is None else ((k, obj[k]) for k in keys if k in obj)
+    return {str(k): v for k, v in items if type(v) in (int, float) and math.isfinite(v)}
+
+
+def kept_fields(event: dict[str, Any], fields: Sequence[ResponseField]) -> dict[str, Any] | None:
+    """The finite int/float entries of ``fields``' objects in ``event`` (top level, then each choice), flat.
+
+    An object holding none of them still gives ``{}`` (it was there); None when
+    no object is present. Entries of the same name: the later one wins.
+
+    Raises:
+        StreamError: (``malformed_event``) an object of that name that is not a JSON object.
+    """
     kept: dict[str, Any] | None = None
-    if timings is not None:
-        if not isinstance(timings, dict):
-            raise StreamError("malformed_event", f"timings is not an object: {_short(timings)}")
-        kept = {str(k): v for k, v in timings.items()
-                if type(v) in (int, float) and math.isfinite(v)}
-    return has_text, counts, kept
+    choices = event.get("choices")
+    for field in fields:
+        for where in (event, *(c for c in choices if isinstance(c, dict))) if isinstance(choices, list) else (event,):
+            obj = where.get(field.obj)
+            if obj is not None:
+                kept = {**(kept or {}), **_numbers(obj, field.obj, field.keys)}
+    return kept
 
 
 def _error_text(err: Any) -> str:
@@ -239,6 +270,7 @@ def parse_stream(
     first_byte: float | None = None,
     headers: float | None = None,
     retried: int = 0,
+    fields: Sequence[ResponseField] | None = None,
 ) -> RequestRecord:
     """Build a :class:`RequestRecord` from chunk bytes and their arrival times.
 
@@ -258,6 +290,8 @@ def parse_stream(
             when unknown; stored relative to ``run_start``.
         connect_s / reused / retried: its connection's set-up time, whether
             it was reused, and how often the request was re-sent.
+        fields: per-response objects to keep in ``server_timings`` (None: the
+            registered families' union, :func:`tokcaliper.model.families.response_fields`).
 
     Returns:
         The record. ``error`` and ``error_class`` are set (first fault wins)
@@ -273,6 +307,8 @@ def parse_stream(
     content_times: list[float] = []
     usage: dict[str, int | None] | None = None
     timings: dict[str, Any] | None = None
+    keep = tuple(response_fields() if fields is None else fields)
+    last_text: dict[str, Any] | None = None  # the last event with text, read once at the end
     done = False
     error_class = error_class if error is not None else None
 
@@ -316,16 +352,27 @@ def parse_stream(
                 fail("server_error_event", f"server error event: {_error_text(event['error'])}")
                 continue
             try:
-                has_text, counts, times = read_event(event)
+                has_text, counts, _ = read_event(event, ())
+                if has_text:
+                    content_times.append(t)
+                    last_text = event
+                else:
+                    times = kept_fields(event, keep)
+                    if times is not None:
+                        timings = {**(timings or {}), **times}
             except StreamError as e:
                 fail(e.error_class, str(e))
                 continue
-            if has_text:
-                content_times.append(t)
             if counts is not None:
                 usage = counts
-            if times:
-                timings = times
+
+    if last_text is not None and keep:
+        try:  # the final event may carry text as well as the per-response fields
+            times = kept_fields(last_text, keep)
+            if times is not None:
+                timings = {**times, **(timings or {})}  # fields of later text-free events win
+        except StreamError as e:
+            fail(e.error_class, str(e))
 
     completion = (usage or {}).get("completion_tokens")
     if error is None:
@@ -342,9 +389,11 @@ def parse_stream(
             fail("bad_usage", f"usage.completion_tokens {completion} exceeds max_tokens {max_tokens}")
     from_usage = completion is not None
     cached = (usage or {}).get("cached_tokens")
-    if cached is None and timings is not None and type(timings.get("cache_n")) is int \
-            and 0 <= timings["cache_n"] <= MAX_TOKEN_COUNT:
-        cached = timings["cache_n"]  # llama.cpp: prompt tokens taken from the slot's cache
+    for key in cached_token_keys() if cached is None and timings else ():
+        v = timings.get(key)  # type: ignore[union-attr]  # e.g. llama.cpp's timings.cache_n
+        if type(v) is int and 0 <= v <= MAX_TOKEN_COUNT:
+            cached = v
+            break
 
     def rel(t: float | None) -> float | None:
         return None if t is None else t - run_start
@@ -372,7 +421,7 @@ def parse_stream(
         content_chunks=len(content_times),
         error=error,
         error_class=error_class,
-        server_timings=timings,
+        server_timings=timings or None,
         cached_tokens=cached,
     )
 

@@ -59,8 +59,11 @@ class RequestRecord(BaseModel):
         error: why the request failed (None on success).
         error_class: the kind of failure, one of :data:`ERROR_CLASSES` (None
             on success, and in runs stored before classes existed).
-        server_timings: llama.cpp's ``timings`` object of the final chunk, if any
-            (holds ``draft_n`` / ``draft_n_accepted`` under speculative decoding).
+        server_timings: the per-response entries the registered server families
+            keep (:func:`tokcaliper.model.families.response_fields`), flat, from the
+            final chunk: llama.cpp's ``timings`` (``draft_n`` / ``draft_n_accepted``
+            under speculative decoding, ``cache_n``), SGLang's ``meta_info``
+            (``spec_verify_ct`` and the drafted/accepted counts); None if none.
 
     Timestamps of the request's life, seconds from the run's start on the same
     monotonic clock as ``start_s`` (None when not reached or not recorded, as

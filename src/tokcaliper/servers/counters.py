@@ -2,8 +2,11 @@
 
 The difference of two snapshots is what this run did, free of the server's
 own rolling windows, which mix in history (METHODS.md M6). llama.cpp exposes
-them with ``--metrics`` on ``/metrics`` in the Prometheus text format (vLLM
-and SGLang too), parsed with ``prometheus_client``'s own parser.
+them with ``--metrics`` on ``/metrics`` in the Prometheus text format (vLLM,
+SGLang and TGI too; TensorRT-LLM's ``trtllm-serve`` on ``/prometheus/metrics``,
+tried when ``/metrics`` is not Prometheus text: the paths come from the server
+families, :func:`tokcaliper.model.families.metrics_paths`), parsed with
+``prometheus_client``'s own parser.
 
 A snapshot that cannot be taken is not silently empty: :func:`read_counters`
 returns a :class:`CounterRead` whose ``error`` says why (HTTP status, refused
@@ -13,34 +16,15 @@ of a run into the one-line reason stored with the run.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import httpx
 
 from tokcaliper.errors import InputError
+from tokcaliper.model.families import kept_histograms, metrics_paths
+from tokcaliper.model.metric_keys import sample_key, split_key  # noqa: F401  (split_key: re-exported)
 from prometheus_client.parser import text_string_to_metric_families
-
-_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def sample_key(name: str, labels: Mapping[str, str]) -> str:
-    """The flat key of one sample: ``name`` or ``name{a="1",b="2"}`` (labels sorted; ``\\`` and ``"`` escaped)."""
-    if not labels:
-        return name
-    def esc(v: str) -> str:
-        return v.replace("\\", "\\\\").replace('"', '\\"')
-    return name + "{" + ",".join(f'{k}="{esc(v)}"' for k, v in sorted(labels.items())) + "}"
-
-
-def split_key(key: str) -> tuple[str, dict[str, str]]:
-    """Inverse of :func:`sample_key`: ``'a{x="1"}'`` → ``("a", {"x": "1"})``."""
-    if "{" not in key or not key.endswith("}"):
-        return key, {}
-    name, _, rest = key.partition("{")
-    return name, {k: re.sub(r"\\(.)", r"\1", v) for k, v in _LABEL.findall(rest[:-1])}
-
 
 def parse_metrics(text: str) -> tuple[dict[str, float], dict[str, float]]:
     """Counters and gauges of a Prometheus text exposition.
@@ -48,7 +32,10 @@ def parse_metrics(text: str) -> tuple[dict[str, float], dict[str, float]]:
     Returns:
         ``(counters, gauges)``, each ``{sample_key: value}`` (see
         :func:`sample_key`). ``*_created`` samples are dropped; untyped
-        samples are left out (neither can be differenced safely).
+        samples are left out (neither can be differenced safely). Of a
+        histogram a server family names (``ServerFamily.histograms``, e.g. TGI's
+        ``tgi_request_skipped_tokens``) the cumulative ``_sum`` and ``_count``
+        are kept as counters; other histograms are left out.
 
     Raises:
         MetricsTextError: (an InputError and a ValueError) on text prometheus_client cannot parse.
@@ -70,15 +57,17 @@ class MetricsTextError(InputError, ValueError):
 def _parse_metrics(text: str) -> tuple[dict[str, float], dict[str, float]]:
     counters: dict[str, float] = {}
     gauges: dict[str, float] = {}
+    histograms = kept_histograms()
     for family in text_string_to_metric_families(text):
-        if family.type == "counter":
+        sums_only = family.type == "histogram" and family.name in histograms
+        if family.type == "counter" or sums_only:
             out = counters
         elif family.type == "gauge":
             out = gauges
         else:
             continue
         for s in family.samples:
-            if s.name.endswith("_created"):
+            if s.name.endswith("_created") or (sums_only and not s.name.endswith(("_sum", "_count"))):
                 continue
             out[sample_key(s.name, s.labels)] = float(s.value)
     return counters, gauges
@@ -121,12 +110,28 @@ class CounterRead:
 
 
 def read_counters(base_url: str, timeout_s: float = 10.0) -> CounterRead:
-    """Snapshot of ``/metrics`` (counters and gauges), with the reason when unreadable.
+    """Snapshot of the server's Prometheus counters and gauges, with the reason when unreadable.
 
-    Never raises: an unreachable server, an HTTP error status or malformed
-    text give ``CounterRead(values=None, error=reason)``.
+    ``/metrics`` first; when it gives no sample (an error, or text without
+    metrics, as trtllm-serve's JSON there reads), each other path a server
+    family declares (:func:`tokcaliper.model.families.metrics_paths`), until
+    one does. Never raises: an unreachable server, an HTTP error status or
+    malformed text give ``CounterRead(values=None, error=reason)``, the reason
+    being ``/metrics``'s.
     """
-    url = base_url.rstrip("/") + "/metrics"
+    first: CounterRead | None = None
+    for path in metrics_paths():
+        read = _read_path(base_url.rstrip("/") + path, timeout_s)
+        if read.values or read.gauges:
+            return read
+        first = first or read
+        if " failed: " in (read.error or ""):  # the server does not answer at all
+            break
+    assert first is not None  # metrics_paths() always holds /metrics
+    return first
+
+
+def _read_path(url: str, timeout_s: float) -> CounterRead:
     try:
         r = httpx.get(url, timeout=timeout_s)
     except httpx.HTTPError as e:

@@ -7,7 +7,7 @@
 - :mod:`.table_file` — read published AL-per-k tables (CSV, JSON, YAML).
 - :mod:`.runs` — acceptance of stored runs and across repetitions (mean, CV, MDE).
 
-Server-family readers live in :mod:`tokcaliper.servers.spec_readers`.
+Server-family readers live in the registry :mod:`tokcaliper.model.families`.
 """
 
 from tokcaliper.model.specdec import (

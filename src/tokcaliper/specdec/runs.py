@@ -1,8 +1,10 @@
 """Acceptance metrics of stored runs, one by one and across repetitions (METHODS.md M6).
 
 Per run: the counter difference stored with the run (``Run.counters_delta``)
-read by the server family's reader, the per-request acceptance from each
-response's fields (``RequestRecord.server_timings``), and the red flags.
+read by the server family's reader (:mod:`tokcaliper.model.families`), the
+per-request acceptance from each response's kept fields
+(``RequestRecord.server_timings``: llama.cpp's ``timings``, SGLang's
+``meta_info``), and the red flags.
 Across runs: mean, CV and the quick MDE (:func:`tokcaliper.stats.mde_quick`,
 ``2·CV·√(2/n)``) of AL, acceptance rate, k_eff, AL/(k+1) and aggregate
 throughput, so that AL's resolution can be set beside throughput's.
@@ -14,9 +16,16 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from tokcaliper.model.families import (
+    ServerKind,
+    detect_server_kind,
+    family,
+    request_acceptance,
+    spec_counts,
+    step_acceptance,
+)
 from tokcaliper.model.run import Run
 from tokcaliper.numbers import num, percent
-from tokcaliper.servers.spec_readers import ServerKind, detect_server_kind, request_acceptance, spec_counts
 from tokcaliper.model.specdec import (
     LIMIT,
     AcceptanceMetrics,
@@ -40,6 +49,8 @@ class RunAcceptance(BaseModel):
         requests: per measured request with draft counts.
         request_al: distribution of per-request AL (n = requests).
         pooled_requests: the requests' counts summed (ratios of sums).
+        step_counters: tokens per target step from counters, for a family that
+            counts steps and accepted tokens but not drafts (TGI); None otherwise.
         aggregate_output_tok_s: the run's aggregate throughput, tok/s.
         red_flags: :func:`tokcaliper.model.specdec_flags.predictable_by_construction` on the counters
             (or on the pooled requests when there are no counters).
@@ -55,6 +66,7 @@ class RunAcceptance(BaseModel):
     requests: list[RequestAcceptance] = Field(default_factory=list)
     request_al: Description | None = None
     pooled_requests: RequestAcceptance | None = None
+    step_counters: RequestAcceptance | None = None
     aggregate_output_tok_s: float | None = None
     red_flags: list[RedFlag] = Field(default_factory=list)
 
@@ -64,11 +76,13 @@ def run_acceptance(run: Run, kind: ServerKind | None = None, k: float | None = N
 
     Args:
         run: a stored run (with its requests for the per-request figures).
-        kind: server family; detected from the counter names when None.
+        kind: server family; detected from the counter names when None
+            (the per-request fields are then read by whichever family's reader knows them).
         k: configured draft window for the red flag AL = k + 1 (k_eff when None).
     """
-    kind = kind or detect_server_kind(run.counters_delta)  # type: ignore[assignment]
+    kind = kind or detect_server_kind(run.counters_delta)
     counts = spec_counts(run.counters_delta, kind) if run.counters_delta else None
+    steps = step_acceptance(run.counters_delta, kind) if run.counters_delta else None
     metrics = acceptance_metrics(counts) if counts is not None else None
     unavailable = None
     if metrics is None:
@@ -77,8 +91,8 @@ def run_acceptance(run: Run, kind: ServerKind | None = None, k: float | None = N
             unavailable = f"server counters unreadable: {err}"
         elif not run.counters_delta:
             unavailable = "no server counters stored with this run (was /metrics enabled?)"
-        elif kind == "sglang":
-            unavailable = "SGLang exposes acceptance as gauges only, not counters; per-request meta_info is used"
+        elif kind is not None and family(kind).no_counts_note:
+            unavailable = family(kind).no_counts_note
         else:
             unavailable = f"no speculative-decoding counters among the run's {len(run.counters_delta)} counters"
     reqs: list[RequestAcceptance] = []
@@ -101,6 +115,7 @@ def run_acceptance(run: Run, kind: ServerKind | None = None, k: float | None = N
     return RunAcceptance(run_id=run.id, session=run.session, arm=run.arm, server_kind=kind, metrics=metrics,
                          unavailable=unavailable, k=k_flag, requests=reqs,
                          request_al=describe(als, "per-request AL") if als else None, pooled_requests=pooled,
+                         step_counters=steps,
                          aggregate_output_tok_s=run.metrics.aggregate_output_tok_s, red_flags=flags)
 
 

@@ -1,10 +1,12 @@
-"""vLLM: ``vllm:spec_decode_*`` counters and the offline "SpecDecoding metrics" log line.
+"""vLLM: ``vllm:spec_decode_*`` and prefix-cache counters, and the offline "SpecDecoding metrics" log line.
 
 Counters (``/metrics``): ``vllm:spec_decode_num_drafts_total``,
 ``vllm:spec_decode_num_draft_tokens_total``, ``vllm:spec_decode_num_accepted_tokens_total``,
 ``vllm:spec_decode_num_accepted_tokens_per_pos_total{position="i"}`` (labelled by
 ``engine`` and ``model_name`` too; summed here). Source: vLLM
-``vllm/v1/spec_decode/metrics.py`` (``SpecDecodingProm``).
+``vllm/v1/spec_decode/metrics.py`` (``SpecDecodingProm``). Prefix cache:
+``vllm:prefix_cache_hits_total`` ÷ ``vllm:prefix_cache_queries_total`` (tokens;
+vLLM ``vllm/v1/metrics/loggers.py``). No per-response field is kept.
 
 Offline, vLLM logs every stats interval (``SpecDecodingLogging.log``)::
 
@@ -27,10 +29,12 @@ from collections.abc import Mapping
 from pydantic import BaseModel
 
 from tokcaliper.errors import InputError
-from tokcaliper.servers.spec_readers._family import counts_with_prefix
+from tokcaliper.model.families._base import ServerFamily, spec_decode_totals
 from tokcaliper.model.specdec import SpecCounts
 
 PREFIX = "vllm:"
+PREFIX_CACHE_HITS = "vllm:prefix_cache_hits_total"
+PREFIX_CACHE_QUERIES = "vllm:prefix_cache_queries_total"
 
 _LINE = re.compile(
     r"SpecDecoding metrics:\s*"
@@ -42,7 +46,7 @@ _LINE = re.compile(
 
 def counts_from_counters(counters: Mapping[str, float]) -> SpecCounts | None:
     """Speculative counts from vLLM counters (None when it exposes none)."""
-    return counts_with_prefix(counters, PREFIX, "vllm /metrics")
+    return spec_decode_totals(counters, PREFIX, "vllm /metrics")
 
 
 class VllmLogWindow(BaseModel):
@@ -133,3 +137,9 @@ def counts_from_log(windows: list[VllmLogWindow]) -> SpecCounts | None:
                       accepted=float(sum(w.accepted for w in usable)), accepted_per_pos=per_pos,
                       source=f"vllm log ({len(usable)} of {len(windows)} interval(s); drafts recovered from "
                              "rounded AL/per-position rates)")
+
+
+FAMILY = ServerFamily(
+    name="vllm", label="vLLM", source="vLLM vllm/v1/spec_decode/metrics.py, vllm/v1/metrics/loggers.py",
+    prefixes=(PREFIX,), counts=counts_from_counters, cache_counters=(PREFIX_CACHE_HITS, PREFIX_CACHE_QUERIES),
+)
