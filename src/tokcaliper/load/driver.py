@@ -352,7 +352,7 @@ async def _open_loop(pool: ConnectionPool, cfg: LoadConfig, reqs: _Requests, out
         out.add(task.result())
         if waiting and not failure:
             raw = waiting.popleft()  # it waited for the cap: late past the bound because of it?
-            out.cap_late += perf_counter() - out.run_start - offsets[raw.index - index_offset] > DISPATCH_BOUND_S
+            out.cap_late += perf_counter() - raw.scheduled > DISPATCH_BOUND_S
             start(raw)
         if fired == n and in_flight == 0 and not finished.done():
             finished.set_result(None)

@@ -237,8 +237,9 @@ def kept_fields(event: dict[str, Any], fields: Sequence[ResponseField]) -> dict[
     """
     kept: dict[str, Any] | None = None
     choices = event.get("choices")
+    places = (event, *(c for c in choices if isinstance(c, dict))) if isinstance(choices, list) else (event,)
     for field in fields:
-        for where in (event, *(c for c in choices if isinstance(c, dict))) if isinstance(choices, list) else (event,):
+        for where in places:
             obj = where.get(field.obj)
             if obj is not None:
                 kept = {**(kept or {}), **_numbers(obj, field.obj, field.keys)}
