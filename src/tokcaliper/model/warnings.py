@@ -12,9 +12,12 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
+from pydantic import BaseModel, ConfigDict
+
 __all__ = [
     "ALL",
     "CAP_DISPATCH_LATE",
+    "Caveat",
     "CLIENT_CPU_BOUND",
     "CLIENT_DISPATCH_LATE",
     "CLIENT_LOOP_LAG",
@@ -42,6 +45,25 @@ __all__ = [
     "TEXT_AT_ONE_INSTANT",
     "TOKENS_PER_CHUNK",
 ]
+
+
+class Caveat(BaseModel):
+    """One warning as a result carries it: its code and its finished message.
+
+    The one shape every command's result uses for its caveats: the text view
+    prints each on stderr as ``tokcaliper: warning: <message>``
+    (:func:`tokcaliper.report.output.warn`), the JSON keeps them in the
+    result's ``warnings`` list, so a script can match on ``code``.
+
+    Attributes:
+        code: the :class:`NamedWarning` code, e.g. ``"few-repetitions"``.
+        message: the sentence, fields filled in.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -73,6 +95,14 @@ class NamedWarning:
             KeyError: a field of the template is missing (a programming error).
         """
         return self.template.format(**fields)
+
+    def caveat(self, **fields: object) -> Caveat:
+        """The filled-in warning as a result carries it (:class:`Caveat`).
+
+        Raises:
+            KeyError: a field of the template is missing (a programming error).
+        """
+        return Caveat(code=self.code, message=self.text(**fields))
 
 
 #: METHODS.md M1: "run one unchanged configuration at least 5 times" — a CV from fewer

@@ -11,13 +11,14 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel
 from rich.console import Console
 
-from tokcaliper.report.text import SafeConsole
+from tokcaliper.model.warnings import Caveat
+from tokcaliper.report.text import SafeConsole, plain
 
 from tokcaliper.numbers import num, percent
 
@@ -52,10 +53,41 @@ def to_jsonable(obj: Any) -> Any:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def emit(payload: Any, as_json: bool, render: Callable[[Console], None]) -> None:
-    """Print ``payload`` as JSON when ``as_json``, else call ``render(console)``."""
+def warn(caveat: Caveat | str) -> None:
+    """Print one warning the one way every command prints it: ``tokcaliper: warning: …``.
+
+    One line on stderr (so ``--json`` on stdout stays clean), without markup:
+    a record's text inside the message cannot restyle the terminal.
+    """
+    message = caveat.message if isinstance(caveat, Caveat) else caveat
+    stderr.print(f"tokcaliper: warning: {plain(message)}", markup=False, highlight=False)
+
+
+def _caveats(payload: Any, extra: Iterable[Caveat]) -> list[Caveat]:
+    """The payload's own ``warnings`` (a result model's field) and then ``extra``, once each."""
+    own = getattr(payload, "warnings", None) if isinstance(payload, BaseModel) else None
+    found = [w for w in (own or []) if isinstance(w, Caveat)]
+    for w in extra:
+        if w not in found:
+            found.append(w)
+    return found
+
+
+def emit(payload: Any, as_json: bool, render: Callable[[Console], None],
+         warnings: Iterable[Caveat] = ()) -> None:
+    """Print ``payload`` as JSON when ``as_json``, else call ``render(console)``.
+
+    The warning sink: the caveats of the result (a model's ``warnings`` field of
+    :class:`~tokcaliper.model.warnings.Caveat`) and ``warnings`` are printed on
+    stderr after the text view (:func:`warn`), or kept in the JSON document's
+    ``warnings`` list — never both, never on stdout in text mode.
+    """
+    caveats = _caveats(payload, warnings)
     if as_json:
-        text = json.dumps(to_jsonable(payload), indent=2, ensure_ascii=False)
+        data = to_jsonable(payload)
+        if caveats and isinstance(data, dict):
+            data["warnings"] = [to_jsonable(w) for w in caveats]
+        text = json.dumps(data, indent=2, ensure_ascii=False)
         # A lone surrogate (a "\ud800" escape in a record) cannot be encoded as UTF-8;
         # inside a JSON string its escape is the same value, and valid JSON.
         text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
@@ -63,6 +95,8 @@ def emit(payload: Any, as_json: bool, render: Callable[[Console], None]) -> None
         sys.stdout.flush()
     else:
         render(stdout)
+        for w in caveats:
+            warn(w)
 
 
 def fmt(x: float | None, digits: int = 3) -> str:
