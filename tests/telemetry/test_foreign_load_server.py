@@ -50,17 +50,6 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         p.wait()
 
 
-@pytest.mark.skip(reason="not reliable within 60 s on the shared 2-core host (issue 21, open). This design, "
-                         "measured 2026-12-02 10:12-10:19 UTC at load 10.2-13.4 (other helpers' "
-                         "llama-servers): a run of 6 requests × 8 tokens took 22-111 s (6 runs: 5.6 min); "
-                         "the pegged host left the burners nothing to take (foreign 1.67-1.70 cores with "
-                         "them, 1.57-1.69 without: the burner assertion fails), though analyze ranked "
-                         "foreign_cpu_cores first and the noise floor named it (ρ = -0.94, n = 6). Again "
-                         "10:31-10:35 at load 6.0-10.5: 21-41 s a run (3.6 min); the burner runs carried "
-                         "more foreign CPU (1.62-1.64 against 1.53-1.56 cores) and analyze ranked it first, "
-                         "but throughput (1.18-2.27 tok/s) followed the other helpers' load, not only the "
-                         "burners: no cause named. The 4-run version before it passed twice of four on the "
-                         "quiet CI machine")
 def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_client(tmp_path, llama_server):
     cores = os.cpu_count() or 2
     load = os.getloadavg()[0]
