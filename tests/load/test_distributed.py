@@ -175,3 +175,12 @@ def test_show_gives_each_workers_own_host_within_100_columns():
     assert all(len("    " + x) <= 100 for x in lines)
     assert worker_host_lines(WorkerHealth(worker=0, error="ActorDiedError: x")) == [
         "worker 1: host not sampled (ActorDiedError: x)"]
+
+
+def test_the_in_flight_cap_and_its_waits_are_the_workers_summed():
+    a = ClientHealth(cap=3, cap_waits=40, cap_late=2)
+    b = ClientHealth(cap=2, cap_waits=25, cap_late=1)
+    union = merge_health([WorkerHealth(worker=0, client=a), WorkerHealth(worker=1, client=b)])
+    assert (union.cap, union.cap_waits, union.cap_late) == (5, 65, 3)
+    closed = merge_health([WorkerHealth(worker=0, client=ClientHealth())])
+    assert (closed.cap, closed.cap_waits, closed.cap_late) == (None, 0, 0)

@@ -179,8 +179,9 @@ def merge_health(workers: Sequence[WorkerHealth]) -> ClientHealth:
 
     Loop lag and CPU share: those of the worst worker (a timestamp may trail
     its event by the worst worker's lag; one saturated worker limits the run);
-    CPU time, connections and stamped reads: summed; wall time: the longest.
-    Dead workers (no figures) are skipped.
+    CPU time, connections, stamped reads and the open loop's in-flight cap with
+    its waits and late waits: summed (each worker holds its share of the cap);
+    wall time: the longest. Dead workers (no figures) are skipped.
     """
     cs = [w.client for w in workers if w.client is not None]
     if not cs:
@@ -189,6 +190,7 @@ def merge_health(workers: Sequence[WorkerHealth]) -> ClientHealth:
     shares = [c.cpu_share for c in cs if c.cpu_share is not None]
     walls = [c.wall_s for c in cs if c.wall_s is not None]
     lag_max = [c.loop_lag_max_s for c in cs if c.loop_lag_max_s is not None]
+    caps = [c.cap for c in cs if c.cap is not None]
     from tokcaliper.load.summary import percentiles
 
     return ClientHealth(
@@ -203,6 +205,8 @@ def merge_health(workers: Sequence[WorkerHealth]) -> ClientHealth:
         server_keeps_alive=next((c.server_keeps_alive for c in cs if c.server_keeps_alive is not None), None),
         reads_kernel_stamped=sum(c.reads_kernel_stamped for c in cs),
         reads_loop_stamped=sum(c.reads_loop_stamped for c in cs),
+        cap=sum(caps) if caps else None,
+        cap_waits=sum(c.cap_waits for c in cs), cap_late=sum(c.cap_late for c in cs),
         workers=list(workers),
     )
 
