@@ -15,11 +15,15 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-from hypothesis import settings
+#: The tests read the text views' content, not their layout: a wide page keeps a sentence
+#: on one line (piped output is 100 columns otherwise). Layout tests set COLUMNS themselves.
+os.environ.setdefault("COLUMNS", "160")
 
-from tokcaliper.servers.local import LocalLlama, find_local_llama
-from tokcaliper.servers.managed import ManagedServer
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+from tokcaliper.servers.local import LocalLlama, find_local_llama  # noqa: E402
+from tokcaliper.servers.managed import ManagedServer  # noqa: E402
 
 #: Examples per property test in the test command (each test's own settings
 #: add only health-check exemptions), and in ``scripts/fuzz.sh``.
