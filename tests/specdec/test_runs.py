@@ -242,3 +242,30 @@ def test_render_sweep_shows_the_table_where_the_runs_are_and_the_closing():
     assert "best k by AL: 4" in text and "experiment e9: `tokcaliper experiment show e9`" in text
     assert "result: k=4 faster" in text and "next: none" in text
     assert res.model_dump()["table"]["rows"][1]["al"] == pytest.approx(3.1)
+
+
+def test_sweep_result_rebuilds_a_stored_sweep_and_the_cli_emits_it(tmp_path, capsys):
+    from tokcaliper.experiment.spec import LoadSpec
+    from tokcaliper.experiment.specdec_sweep import sweep_experiment, sweep_result
+
+    spec = sweep_experiment("llama-server --port {port} --draft {k}", [2, 4], runs_per_k=2,
+                            load=LoadSpec(requests=2))
+    accepted = {"k=2": (50, 52), "k=4": (100, 104)}  # AL = 1 + accepted/50 drafts
+    db = tmp_path / "s.db"
+    with Store(db) as s:
+        s.create_experiment("sw1", "sweep", spec.model_dump(mode="json"), "# sweep", "2026-01-01T00:00:00.000Z")
+        seen: dict[str, int] = {}
+        for pos, arm in spec.run_order():
+            i = seen[arm] = seen.get(arm, -1) + 1
+            run = make_run(50, accepted[arm][i], 100, k=int(arm[2:]))
+            s.save_run(run.model_copy(update={"session": "sw1", "arm": arm, "position": pos}))
+        res = sweep_result(s, "sw1")
+    rows = {r.k: r for r in res.table.rows}
+    assert res.experiment == "sw1" and rows[2].al == pytest.approx(2.02) and rows[4].al == pytest.approx(3.04)
+    assert rows[2].al_n == rows[4].al_n == 2
+    assert [(c.baseline, c.candidate) for c in res.comparisons] == [("k=2", "k=4")]
+    assert res.warnings == res.table.warnings
+    assert main(["spec", "sweep", "--experiment", "sw1", "--db", str(db), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) >= {"experiment", "table", "comparisons", "closing"}
+    assert [r["al"] for r in doc["table"]["rows"]] == pytest.approx([2.02, 3.04])
