@@ -290,8 +290,13 @@ def test_compare_mixing_tools_is_refused_then_warned(tmp_path, capsys):
     assert "measured by different tools" in err and "--allow-mixed-tools" in err and err.count("\n") == 1
     assert main(["compare", "--session", "m", "--db", str(db), "--metric", "ttft_p50_ms", "--allow-mixed-tools",
                  "--json"]) == 0
-    notes = json.loads(capsys.readouterr().out)["notes"]
-    assert notes[0].startswith("arms measured by different tools (arm A: vllm; arm B: sglang)")
+    [w] = json.loads(capsys.readouterr().out)["warnings"]
+    assert w["code"] == "mixed-tools"
+    assert w["message"].startswith("arms measured by different tools (arm A: vllm; arm B: sglang)")
+    assert main(["compare", "--session", "m", "--db", str(db), "--metric", "ttft_p50_ms", "--allow-mixed-tools"]) == 0
+    out, err = capsys.readouterr()
+    assert "different tools" not in out  # the caveat is printed once, on stderr
+    assert err.startswith("tokcaliper: warning: arms measured by different tools (arm A: vllm; arm B: sglang)")
 
 
 # --------------------------------------------------------------------------- against tokcaliper's own run

@@ -1,6 +1,7 @@
 """`tokcaliper plan`: text, JSON, errors and the --from-runs path (METHODS.md M3)."""
 
 import json
+import re
 import sys
 import types
 
@@ -17,11 +18,14 @@ def _flat(text: str) -> str:
 
 def test_text_output(capsys):
     assert main(ARGS) == 0
-    out = _flat(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    out = _flat(out)
     assert "2·CV·√(2/n)" in out and "8·(CV/Δ)²" in out
     assert "19.0%" in out and "72" in out and "143" in out
     assert "2.4 h" in out and "4.8 h" in out
-    assert "only about 50% power" in out
+    assert "only about 50% power" not in out  # a caveat: on stderr, through the warning sink
+    assert "tokcaliper: warning: the quick formulas have only about 50% power (here " in err
+    assert "tokcaliper: warning: all formulas assume independent runs" in err
     assert ("don't run: a 5% effect is below what 5 runs per arm can call at CV 15% "
             "(noise band 1% + MDE 19.0% = 20.0%); a verdict needs 234 runs per arm") in out
     assert "2 × 0.15 × √(2/5) = 0.190 (19.0%)" in out  # arithmetic shown
@@ -41,7 +45,9 @@ def test_json_has_the_same_figures_as_text(capsys):
                    f"{data['budget_seconds_power']:,.0f} s", f"{100 * data['power_of_quick']:.0f}%"):
         assert figure in text, figure
     assert _flat(data["verdict"]["summary"]) in text
-    assert any("50% power" in w for w in data["warnings"])
+    assert any("50% power" in w["message"] for w in data["warnings"])
+    assert data["n_quick_gated"] == 113  # ⌈8·(0.15/(0.05 − 0.01))²⌉ = ⌈112.5⌉, the table's verdict row
+    assert re.search(r"CI beyond ±1%\)\W+113\W+234\b", text), text  # quick, power-based
 
 
 def test_negative_cv_is_one_line_error(capsys):
@@ -107,7 +113,7 @@ def test_from_runs_with_few_runs_warns_and_single_run_errors(monkeypatch, capsys
     _fake_store(monkeypatch, [100.0, 110.0, 95.0])
     assert main(["plan", "--from-runs", "1,2,3", "--metric", "m", "--effect", "0.1", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert any("only 3 runs" in w for w in data["warnings"])
+    assert [w["code"] for w in data["warnings"] if "only 3 runs" in w["message"]] == ["cv-from-few-runs"]
     _fake_store(monkeypatch, [100.0])
     assert main(["plan", "--from-runs", "1", "--metric", "m", "--effect", "0.1"]) == 2
     assert "n=1" in capsys.readouterr().err
@@ -165,3 +171,35 @@ def test_parse_run_ids_ranges():
     from tokcaliper.cli.plan import parse_run_ids
 
     assert parse_run_ids("3-5,9", "--from-runs") == [3, 4, 5, 9]
+
+
+def test_plan_from_runs_builder_takes_the_cv_of_the_stored_runs(monkeypatch, tmp_path):
+    from tokcaliper.experiment.stored_runs import plan_from_runs
+    from tokcaliper.stats.describe import describe
+
+    runs = [100.0, 110.0, 95.0]
+    calls = _fake_store(monkeypatch, runs)
+    p = plan_from_runs(tmp_path / "r.db", [1, 2, 3], "m", 0.1, n=4, noise_band=0.02)
+    assert calls == [(tmp_path / "r.db", [1, 2, 3], "m")]
+    assert p.cv == pytest.approx(describe(runs).cv) and p.n == 4 and p.noise_band == 0.02
+    assert p.cv_source.startswith("runs 1,2,3, metric 'm': n=3, mean 101.7, CV 7.5%")  # (100 + 110 + 95) / 3
+    assert [w.code for w in p.warnings] == ["quick-formula-power", "independent-runs-assumed", "cv-from-few-runs"]
+
+
+def test_render_plan_shows_the_headline_figures():
+    from rich.console import Console
+
+    from tokcaliper.numbers import percent
+    from tokcaliper.report.plan_view import render_plan
+    from tokcaliper.stats.resolution import plan
+
+    p = plan(0.15, 0.05, n=5, run_seconds=60)
+    con = Console(record=True, width=200)
+    render_plan(p, con)
+    text = _flat(con.export_text())
+    assert "inputs: CV 15.0% (--cv), expected effect Δ 5%, n = 5 runs per arm" in text
+    assert re.search(rf"MDE at n=5 per arm: 2·CV·√\(2/n\)\W+{re.escape(percent(p.mde_quick_n))}", text)
+    assert re.search(rf"\(test alone\)\W+{p.n_quick}\W+{p.n_power}\b", text)
+    assert f"power actually reached by the quick n={p.n_quick}: {percent(p.power_of_quick, decimals=0)}" in text
+    assert _flat(p.verdict.summary) in text and "sources:" in text
+    assert "50% power (here" not in text  # the caveats are the sink's, not the view's

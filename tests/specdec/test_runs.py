@@ -110,8 +110,9 @@ def test_spec_show_bad_input_is_one_line(db, capsys):
 def test_spec_table_cli_json_matches_text(capsys):
     f = str(DATA / "spec_window_table.json")
     assert main(["spec", "table", f]) == 0
-    text = capsys.readouterr().out
-    assert "the highest reading is not the best buy" in text and "×1.83" in text
+    text, err = capsys.readouterr()
+    assert "×1.83" in text and "best buy" not in text  # the caveat goes to stderr, once
+    assert err.count("tokcaliper: warning: the highest reading is not the best buy") == 1
     assert main(["spec", "table", f, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     t = doc["tables"][0]
@@ -167,3 +168,104 @@ def test_runs_of_different_arms_are_never_pooled(capsys):
     out = capsys.readouterr().out
     assert "2 arms among these runs" in out and "arm k=2 (llamacpp): across 2 run(s)" in out
     assert "across 4 run(s)" not in out
+
+
+# ---------------------------------------------------------------- the commands' results and views
+
+
+def _view(render, res) -> str:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    con = Console(record=True, width=200)
+    render(con, res)
+    return " ".join(con.export_text().split())
+
+
+def test_stored_acceptance_reads_ids_then_the_session(db):
+    from tokcaliper.experiment.specdec_stored import stored_acceptance
+
+    path, ids = db
+    with Store(path, create=False) as s:
+        res = stored_acceptance(s, [ids[2]], session="s")
+        with pytest.raises(Exception, match="give run ids or --session"):
+            stored_acceptance(s)
+    assert [r.run_id for r in res.runs] == [ids[2], ids[0], ids[1]]
+    al = next(m for m in res.metrics if m.name == "AL")
+    assert al.n == 3 and al.mean == pytest.approx((3.0 + 3.04 + 2.96) / 3)
+
+
+def test_read_window_tables_collects_each_tables_warning_and_the_view_shows_the_figures():
+    from tokcaliper.report.specdec_view import render_window_tables
+    from tokcaliper.specdec.table_file import read_window_tables
+
+    res = read_window_tables(DATA / "spec_window_table.json")
+    [t] = res.tables
+    assert res.source.endswith("spec_window_table.json")
+    assert (t.best_k_by_al, t.best_k_by_al_per_position) == (7, 5)
+    assert [w.code for w in res.warnings] == ["not-best-buy"] and res.warnings == t.warnings
+    text = _view(render_window_tables, res)
+    assert "best k by AL: 7; best k by AL/(k+1): 5" in text and "×1.83" in text and "0.789" in text
+    assert "warning" not in text  # the caveat is the result's, printed by the sink
+
+
+def test_log_acceptance_sums_the_intervals_and_the_view_shows_al():
+    from tokcaliper.report.specdec_view import render_log
+    from tokcaliper.specdec.log_file import log_acceptance
+
+    res = log_acceptance(LOG)
+    assert len(res.windows) == 3 and res.accepted == sum(w.accepted for w in res.windows)
+    assert res.metrics is not None and res.metrics.al == pytest.approx(1 + 1500 / 1050, abs=1e-3)
+    text = _view(render_log, res)
+    assert f"3 interval(s) in {LOG}; accepted {res.accepted} / drafted {res.drafted}" in text
+    assert res.metrics.arithmetic[0] in text and "limit:" in text
+
+
+def test_log_acceptance_names_a_log_without_spec_lines(tmp_path):
+    from tokcaliper.errors import InputError
+    from tokcaliper.specdec.log_file import log_acceptance
+
+    f = tmp_path / "x.log"
+    f.write_text("INFO started\nSpecDecoding metrics: something else\n")
+    with pytest.raises(InputError, match=r"1 line\(s\) mention .* \(first: line 2;"):
+        log_acceptance(f)
+
+
+def test_render_sweep_shows_the_table_where_the_runs_are_and_the_closing():
+    from tokcaliper.experiment.specdec_sweep import SweepResult
+    from tokcaliper.report.specdec_view import render_sweep
+    from tokcaliper.specdec.table import KInput, window_table
+
+    table = window_table([KInput(k=2, al_samples=[2.1, 2.2]), KInput(k=4, al_samples=[3.0, 3.2])], "sweep")
+    res = SweepResult(experiment="e9", table=table, comparisons=[], closing=["result: k=4 faster", "next: none"],
+                      warnings=table.warnings)
+    text = _view(render_sweep, res)
+    assert "best k by AL: 4" in text and "experiment e9: `tokcaliper experiment show e9`" in text
+    assert "result: k=4 faster" in text and "next: none" in text
+    assert res.model_dump()["table"]["rows"][1]["al"] == pytest.approx(3.1)
+
+
+def test_sweep_result_rebuilds_a_stored_sweep_and_the_cli_emits_it(tmp_path, capsys):
+    from tokcaliper.experiment.spec import LoadSpec
+    from tokcaliper.experiment.specdec_sweep import sweep_experiment, sweep_result
+
+    spec = sweep_experiment("llama-server --port {port} --draft {k}", [2, 4], runs_per_k=2,
+                            load=LoadSpec(requests=2))
+    accepted = {"k=2": (50, 52), "k=4": (100, 104)}  # AL = 1 + accepted/50 drafts
+    db = tmp_path / "s.db"
+    with Store(db) as s:
+        s.create_experiment("sw1", "sweep", spec.model_dump(mode="json"), "# sweep", "2026-01-01T00:00:00.000Z")
+        seen: dict[str, int] = {}
+        for pos, arm in spec.run_order():
+            i = seen[arm] = seen.get(arm, -1) + 1
+            run = make_run(50, accepted[arm][i], 100, k=int(arm[2:]))
+            s.save_run(run.model_copy(update={"session": "sw1", "arm": arm, "position": pos}))
+        res = sweep_result(s, "sw1")
+    rows = {r.k: r for r in res.table.rows}
+    assert res.experiment == "sw1" and rows[2].al == pytest.approx(2.02) and rows[4].al == pytest.approx(3.04)
+    assert rows[2].al_n == rows[4].al_n == 2
+    assert [(c.baseline, c.candidate) for c in res.comparisons] == [("k=2", "k=4")]
+    assert res.warnings == res.table.warnings
+    assert main(["spec", "sweep", "--experiment", "sw1", "--db", str(db), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) >= {"experiment", "table", "comparisons", "closing"}
+    assert [r["al"] for r in doc["table"]["rows"]] == pytest.approx([2.02, 3.04])

@@ -32,7 +32,10 @@ def test_reference_table_reproduces_published_figures():
         assert by_k[published["k"]].al_cv == published["al_cv"]
     assert round(by_k[7].relative_to_best, 2) == exp["k5_over_k7_per_position"]
     assert round(by_k[10].relative_to_best, 2) == exp["k5_over_k10_per_position"]
-    assert t.warning.startswith(NOT_BEST_BUY) and "k=7" in t.warning and "×1.22" in t.warning
+    [w] = t.warnings
+    assert w.code == NOT_BEST_BUY.code == "not-best-buy"
+    assert w.message.startswith("the highest reading is not the best buy: k=7 has the highest AL (5.177)")
+    assert "k=5 yields ×1.22 its tokens per verified position (0.789 vs 0.647)" in w.message
     assert t.uncertainty is None  # every row carries its CV
 
 
@@ -48,7 +51,10 @@ def test_published_mtp_table(group, best_al):
     best = t.rows[0].al_per_position
     assert best == pytest.approx(t.rows[0].al / 2)
     assert t.rows[best_al - 1].relative_to_best == pytest.approx(best / (t.rows[best_al - 1].al / (best_al + 1)))
-    assert t.warning is not None and NOT_BEST_BUY in t.warning
+    assert [w.code for w in t.warnings] == [NOT_BEST_BUY.code]
+    assert t.warnings[0].message.startswith(f"the highest reading is not the best buy: k={best_al} has the highest AL")
+    named = window_table(tables[f"al_by_k.{group}"], f"al_by_k.{group}")  # a file's tables name theirs
+    assert f"best buy (table al_by_k.{group}): k={best_al} has the highest AL" in named.warnings[0].message
     assert "no CV" in t.uncertainty
 
 
@@ -56,7 +62,7 @@ def test_no_warning_when_the_highest_is_also_the_best_buy():
     # thinking_off k=7 (4.73) and k=8 (4.71): k=7 wins both ways
     g = _load("golden_al_qwen35_mtp.json")["al_by_k"]["thinking_off"]
     t = window_table([KInput(k=7, al=g["7"]), KInput(k=8, al=g["8"])])
-    assert t.best_k_by_al == t.best_k_by_al_per_position == 7 and t.warning is None
+    assert t.best_k_by_al == t.best_k_by_al_per_position == 7 and t.warnings == []
 
 
 def test_failed_k_is_a_row_with_its_reason_and_no_best():

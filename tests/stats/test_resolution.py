@@ -110,7 +110,8 @@ def test_plan_dont_run_case():
                         "(noise band 1% + MDE 19.0% = 20.0%)")
     assert "a verdict needs 234 runs per arm" in s and "143" in s and "72" in s and "7.8 h" in s
     assert any("2 × 0.15 × √(2/5) = 0.190" in line for line in p.verdict.arithmetic)
-    assert any("50% power" in w for w in p.warnings)
+    assert any("50% power" in w.message for w in p.warnings)
+    assert [w.code for w in p.warnings] == ["quick-formula-power", "independent-runs-assumed"]
 
 
 def test_plan_underpowered_and_go():
@@ -128,11 +129,11 @@ def test_plan_single_run_mentions_m10():
     p = plan(0.15, 0.05, n=1)
     assert p.mde_power_n is None and p.power_at_n is None
     assert p.mde_quick_1 == pytest.approx(0.4243, abs=1e-4)
-    assert any("M10" in w for w in p.warnings)
+    assert any("M10" in w.message for w in p.warnings)
 
 
 def test_plan_warns_when_cv_from_few_runs():
-    assert any("only 3 runs" in w for w in plan(0.1, 0.05, cv_n=3).warnings)
+    assert any("only 3 runs" in w.message for w in plan(0.1, 0.05, cv_n=3).warnings)
     assert not any("only" in w and "runs (fewer" in w for w in plan(0.1, 0.05, cv_n=8).warnings)
 
 

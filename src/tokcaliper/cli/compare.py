@@ -1,8 +1,10 @@
 """CLI: ``tokcaliper compare`` — two arms, every figure, one honest verdict (M3, M4, M9, M10).
 
 Thin: parse exactly one input (``--a/--b`` runs, ``--csv``, ``--a-stats/--b-stats``
-summaries or ``--a-single/--b-single`` numbers), call :mod:`tokcaliper.stats.ab`,
-render with :mod:`tokcaliper.report.compare_view` or as JSON.
+summaries, ``--a-single/--b-single`` numbers, ``--session``, ``--experiment``), call its
+builder in :mod:`tokcaliper.experiment.compare` (or :func:`tokcaliper.stats.ab.single_numbers`),
+emit the typed result with :func:`tokcaliper.report.compare_view.render_compare`.
+``--baseline`` hands over to the CI gate (:func:`tokcaliper.cli.baseline.run_gate`).
 """
 
 from __future__ import annotations
@@ -14,10 +16,6 @@ import typer
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError
-
-#: Largest ``--csv`` file read (bytes).
-MAX_CSV_BYTES = 64 * 1024 * 1024
-
 
 def _names(text: Optional[str], option: str) -> tuple[str, str] | None:
     if text is None:
@@ -134,203 +132,45 @@ def compare_cmd(
     if better not in (None, "higher", "lower"):
         raise InputError(f"--better must be higher or lower, got {better!r}")
 
-    from tokcaliper.model.metrics import get_metric
+    from tokcaliper.experiment import compare as cmp
+    from tokcaliper.report.compare_view import render_compare
     from tokcaliper.report.output import emit
-    from tokcaliper.report.text import plain
 
     display = _names(names, "--names") or ("A", "B")
-
-    if mode == "--experiment":
-        from tokcaliper.audit.run_roofline import arm_rooflines
-        from tokcaliper.experiment.analysis import analyze_experiment
-        from tokcaliper.report.compare_view import render_multi
-        from tokcaliper.report.roofline_view import render_roofline, roofline_payload
+    chosen_arms = _names(arms, "--arms")
+    settings = cmp.CompareSettings(metric=metric, better=better, unit=unit, alpha=alpha,  # type: ignore[arg-type]
+                                   noise_band=noise_band, margin=margin, effect=effect, noise_abs=noise_abs)
+    result: cmp.CompareResult
+    if mode in ("--experiment", "--session"):
         from tokcaliper.store import Store
 
         with Store(db, create=False) as store:
-            analysis = analyze_experiment(store, experiment)  # type: ignore[arg-type]
-            arms = arm_rooflines(store.session_runs(analysis.id),  # issue 25
-                                 [a.get("name") for a in store.get_experiment(analysis.id).spec.get("arms", [])])
-        payload = {"experiment": analysis.id, "comparisons": analysis.comparisons,
-                   "sequential": analysis.sequential, "governs": analysis.governs,
-                   "roofline": roofline_payload(arms),
-                   "spread_causes": {s.arm: s.explanation for s in analysis.arms if s.explanation},
-                   "closing": analysis.closing}
+            if mode == "--experiment":
+                from tokcaliper.audit.run_roofline import arm_rooflines
 
-        def render(console) -> None:  # type: ignore[no-untyped-def]
-            from tokcaliper.report.compare_view import print_closing
-            from tokcaliper.report.experiment_view import render_sequential, render_spread_causes
+                result = cmp.compare_experiment(store, experiment, arm_rooflines)  # type: ignore[arg-type]
+            else:
+                from tokcaliper.audit.importers.definitions import differences
 
-            render_spread_causes(console, analysis)  # an arm whose spread a covariate explains
-            render_sequential(console, analysis)  # until-decided: the decision that governs
-            for c in analysis.comparisons:
-                if c.metrics is None:
-                    console.print(plain(f"{c.candidate} against {c.baseline}: not comparable yet — {c.error}"),
-                                  markup=False)
-                else:
-                    render_multi(c.metrics, console, verbose=verbose, closing=False)
-            render_roofline(console, [], arms=arms)
-            if analysis.closing:
-                print_closing(console, analysis.closing)
-
-        emit(payload, as_json, render)
-        return
-
-    if mode == "--a-single/--b-single":
-        from tokcaliper.report.compare_view import render_single
+                result = cmp.compare_session(store, session, chosen_arms, control,  # type: ignore[arg-type]
+                                             settings=settings, differences=differences,
+                                             allow_mixed=allow_mixed_tools)
+    elif mode == "--a-single/--b-single":
         from tokcaliper.stats.ab import single_numbers
 
-        sn = single_numbers(a_single, b_single, cv, display)  # type: ignore[arg-type]
-        emit(sn, as_json, lambda console: render_single(sn, console))
-        return
+        result = single_numbers(a_single, b_single, cv, display)  # type: ignore[arg-type]
+    elif mode == "--a-stats/--b-stats":
+        from tokcaliper.experiment.samples import parse_summary_stats
 
-    from tokcaliper.experiment.samples import (
-        parse_number_list,
-        parse_samples_csv,
-        parse_summary_stats,
-        tags_of,
-    )
-    from tokcaliper.report.compare_view import render_analysis, render_multi
-    from tokcaliper.stats.ab import analyze_samples, analyze_summary, compare_metrics
+        result = cmp.compare_summaries(parse_summary_stats(a_stats, "--a-stats"),  # type: ignore[arg-type]
+                                       parse_summary_stats(b_stats, "--b-stats"),  # type: ignore[arg-type]
+                                       display, settings=settings)
+    elif mode == "--a/--b":
+        from tokcaliper.experiment.samples import parse_number_list
 
-    def direction(name: str) -> bool:
-        if better is not None:
-            return better == "higher"
-        return get_metric(name).higher_is_better
-
-    def floor(name: str) -> float | None:
-        """--noise-abs, else the metric's known resolution from the registry (or None: ratios)."""
-        if noise_abs is not None:
-            return noise_abs
-        from tokcaliper.model.metrics import METRICS
-
-        m = METRICS.get(name)
-        return None if m is None else m.noise_abs
-
-    settings = {"alpha": alpha, "noise_band": noise_band, "margin": margin, "effect": effect,
-                "unit": unit}
-    if mode == "--a-stats/--b-stats":
-        an = analyze_summary(parse_summary_stats(a_stats, "--a-stats"),  # type: ignore[arg-type]
-                             parse_summary_stats(b_stats, "--b-stats"),  # type: ignore[arg-type]
-                             display, metric=metric, higher_is_better=direction(metric), **settings)
-        an = an.model_copy(update={"control_reason": "given as --a-stats"})
-        emit(an, as_json, lambda console: render_analysis(an, console, verbose=verbose))
-        return
-    if mode == "--a/--b":
-        from tokcaliper.experiment.samples import choose_control
-
-        va, vb = parse_number_list(a, "--a"), parse_number_list(b, "--b")  # type: ignore[arg-type]
-        why = "given as --a" + (" (the first of --names)" if names is not None else "")
-        if control is not None:
-            ctrl, why = choose_control(list(display), control)
-            if ctrl == display[1]:  # the candidate named as control: swap the roles
-                display, va, vb = (display[1], display[0]), vb, va
-        an = analyze_samples(va, vb, display, paired=paired, metric=metric,
-                             higher_is_better=direction(metric), noise_abs=floor(metric), **settings)
-        an = an.model_copy(update={"control_reason": why})
-        emit(an, as_json, lambda console: render_analysis(an, console, verbose=verbose))
-        return
-
-    if mode == "--session":
-        va, vb, display, notes, why = session_arms(db, session, _names(arms, "--arms"), control,  # type: ignore[arg-type]
-                                                    metric, allow_mixed_tools)
-        an = analyze_samples(va, vb, display, metric=metric, higher_is_better=direction(metric),
-                             noise_abs=floor(metric), **settings)
-        an = an.model_copy(update={"control_reason": why, "notes": [*notes, *an.notes]})
-        emit(an, as_json, lambda console: render_analysis(an, console, verbose=verbose))
-        return
-
-    assert csv_path is not None
-    from tokcaliper.fileio import read_text
-
-    text = read_text(csv_path, MAX_CSV_BYTES, what=f"--csv {csv_path}")
-    table = parse_samples_csv(text, _names(arms, "--arms"), source=str(csv_path), control=control)
-    analyses = []
-    for s in table.metrics:
-        m = s.metric or metric
-        analyses.append(analyze_samples(s.a, s.b, s.names, paired=s.paired, metric=m,
-                                        higher_is_better=direction(m), noise_abs=floor(m),
-                                        tags=tags_of(s), **settings)
-                        .model_copy(update={"control_reason": table.control_reason}))
-    if len(analyses) == 1:
-        an = analyses[0]
-        emit(an, as_json, lambda console: render_analysis(an, console, verbose=verbose))
-        return
-    mc = compare_metrics(analyses)
-    emit(mc, as_json, lambda console: render_multi(mc, console, verbose=verbose))
-
-
-def session_arms(db: Path, sessions: str, arms: tuple[str, str] | None, control: str | None, metric: str,
-                 allow_mixed: bool) -> tuple[list[float], list[float], tuple[str, str], list[str], str]:
-    """Values of ``metric`` per run of two arms of stored session(s), and the mixed-tool check.
-
-    Warm-up and invalid runs are left out (noted). Arms measured by different
-    tools (a run's :attr:`~tokcaliper.model.run.Run.measured_by`) are refused
-    unless ``allow_mixed``; then the first note is the ``mixed-tools`` warning
-    naming the definitions that differ (:mod:`tokcaliper.audit.importers.definitions`).
-
-    Returns:
-        (baseline values, candidate values, (baseline, candidate), notes, why the baseline).
-
-    Raises:
-        InputError: no such session, not exactly two arms (without ``--arms``), an
-            unknown arm, a run without a value for ``metric``, or mixed tools without the flag.
-    """
-    from tokcaliper.audit.importers.definitions import differences
-    from tokcaliper.experiment.samples import choose_control
-    from tokcaliper.model.metrics import get_metric
-    from tokcaliper.model.warnings import MIXED_TOOLS
-    from tokcaliper.store import Store
-
-    m = get_metric(metric)
-    names = [s.strip() for s in sessions.split(",") if s.strip()]
-    if not names:
-        raise InputError(f"--session needs a session id, got {sessions!r}")
-    notes: list[str] = []
-    by_arm: dict[str, list] = {}
-    with Store(db, create=False) as store:
-        for s in names:
-            runs = store.session_runs(s)
-            if not runs:
-                raise InputError(f"--session: no runs of session {s!r} in {db}")
-            for r in runs:
-                if r.warmup_run or not r.valid:
-                    notes.append(f"run {r.id}: {'warm-up' if r.warmup_run else 'invalid'} run, left out")
-                    continue
-                by_arm.setdefault(r.arm, []).append(r)
-    if arms is None:
-        if len(by_arm) != 2:
-            raise InputError(f"--session {sessions}: {len(by_arm)} arm(s) ({', '.join(by_arm) or 'none'}); "
-                             "name two with --arms BASELINE,CANDIDATE")
-        arms = (list(by_arm)[0], list(by_arm)[1])
-    for a in arms:
-        if a not in by_arm:
-            raise InputError(f"--arms: no arm {a!r} in session {sessions} (arms: {', '.join(by_arm)})")
-    why = "the first of --arms" if arms is not None else "the first arm stored"
-    ordered = list(arms)
-    if control is not None:
-        ctrl, why = choose_control(ordered, control)
-        if ctrl == ordered[1]:
-            ordered.reverse()
-    values: list[list[float]] = []
-    tools: dict[str, set[str]] = {}
-    for a in ordered:
-        vals = []
-        for r in by_arm[a]:
-            v = m.extract(r.metrics)
-            if v is None:
-                raise InputError(f"run {r.id} (arm {a}, measured by {r.measured_by}) has no value for {metric}")
-            vals.append(float(v))
-            tools.setdefault(a, set()).add(r.measured_by)
-        values.append(vals)
-    all_tools = sorted(set().union(*tools.values()))
-    if len(all_tools) > 1:
-        who = "; ".join(f"arm {a}: {', '.join(sorted(t))}" for a, t in tools.items())
-        diffs = differences(all_tools, metric)
-        if not allow_mixed:
-            raise InputError(f"compare --session: the arms were measured by different tools ({who}), whose "
-                             f"{metric} is not defined alike ({'; '.join(diffs)}); pass --allow-mixed-tools to "
-                             "compare anyway")
-        notes.insert(0, MIXED_TOOLS.text(tools=who, metric=metric, differences="; ".join(diffs)))
-    notes.append(f"one {metric} per stored run (unpaired: Welch); runs of session {sessions}")
-    return values[0], values[1], (ordered[0], ordered[1]), notes, why
+        result = cmp.compare_runs(parse_number_list(a, "--a"), parse_number_list(b, "--b"),  # type: ignore[arg-type]
+                                  display, settings=settings, paired=paired, control=control,
+                                  names_given=names is not None)
+    else:
+        result = cmp.compare_csv(csv_path, chosen_arms, control, settings=settings)  # type: ignore[arg-type]
+    emit(result, as_json, lambda console: render_compare(result, console, verbose=verbose))

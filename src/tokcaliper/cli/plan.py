@@ -1,77 +1,21 @@
 """CLI: ``tokcaliper plan`` — how many runs before running (METHODS.md M3).
 
-Thin: parse options, get the CV (``--cv`` or stored runs), call
-:func:`tokcaliper.stats.resolution.plan`, render the :class:`Plan` as text or JSON.
+Thin: parse the options, call :func:`tokcaliper.stats.resolution.plan` (``--cv``) or
+:func:`tokcaliper.experiment.stored_runs.plan_from_runs` (the CV of stored runs), emit the
+:class:`~tokcaliper.stats.resolution.Plan` with :func:`tokcaliper.report.plan_view.render_plan`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError
-from tokcaliper.numbers import num, percent
 from tokcaliper.report.output import emit
-from tokcaliper.report.verdict_view import print_verdict
-
-if TYPE_CHECKING:
-    from tokcaliper.stats.resolution import Plan
-
-
-def _render(p: Plan, console: Console) -> None:
-    from tokcaliper.stats.resolution import human_duration
-
-    cv, eff = p.cv, p.effect
-    timing = ("no run time given (--run-seconds): no budget" if p.run_seconds is None
-              else f"{p.run_seconds:g} s per run + {p.cooldown_seconds:g} s cool-down")
-    console.print("[bold]tokcaliper plan[/bold] — resolution of the ruler (METHODS.md M3)")
-    eff_txt = num(100 * eff, 6, trim=True) + "%"  # as given
-    console.print(escape(
-        f"inputs: CV {percent(cv)} ({p.cv_source}), expected effect Δ {eff_txt}, "
-        f"n = {p.n} runs per arm, α = {p.alpha:g}, power {p.power:g}; {timing}"))
-    t = Table(show_header=True, header_style="bold")
-    t.add_column("")
-    t.add_column("quick (≈50% power)", justify="right")
-    t.add_column(f"power {p.power:g} (statsmodels)", justify="right")
-    mde_pw = "— (n<2)" if p.mde_power_n is None else percent(p.mde_power_n)
-    t.add_row(f"MDE at n={p.n} per arm: 2·CV·√(2/n)", percent(p.mde_quick_n), mde_pw)
-    t.add_row(f"runs per arm for Δ={eff_txt}: 8·(CV/Δ)² (test alone)", f"{p.n_quick}", f"{p.n_power}")
-    band = f"±{num(100 * p.noise_band, 4, trim=True)}%"
-    if not p.verdict_reachable:
-        t.add_row(f"runs per arm for a verdict (CI beyond {band})", "none: Δ ≤ band", "none: Δ ≤ band")
-    else:
-        from tokcaliper.stats.resolution import n_quick
-
-        q = n_quick(cv, eff - p.noise_band)
-        t.add_row(f"runs per arm for a verdict ({p.design}, CI beyond {band})", f"{q}",
-                  "more than 10⁹" if p.n_power_gated is None else f"{p.n_power_gated}")
-    if p.run_seconds is not None:
-        per = p.run_seconds + p.cooldown_seconds
-        t.add_row(f"budget: 2 arms × n × {per:g} s",
-                  human_duration(p.budget_seconds_quick), human_duration(p.budget_seconds_power))
-    console.print(t)
-    if p.run_seconds is not None:
-        console.print(f"budget at n={p.n}: 2 × {p.n} × {p.run_seconds + p.cooldown_seconds:g} s ≈ "
-                      f"{human_duration(p.budget_seconds_n)}")
-    console.print(f"single runs (n=1 per arm, METHODS.md M10): MDE 2·CV·√2 = {percent(p.mde_quick_1)}")
-    pn = ("" if p.power_at_n is None
-          else f"; power of n={p.n} against Δ: {percent(p.power_at_n, decimals=0)}")
-    console.print(f"power actually reached by the quick n={p.n_quick}: "
-                  f"{percent(p.power_of_quick, decimals=0)}{pn}")
-    if p.power_gated_n is not None:
-        console.print(f"power of a verdict at n={p.n} ({p.design}, the CI must clear the noise band): "
-                      f"{percent(p.power_gated_n, decimals=0)}")
-    print_verdict(console, p.verdict, sources=False)
-    for w in p.warnings:
-        console.print(f"[yellow]note:[/yellow] {escape(w)}")
-    console.print("sources: " + escape("; ".join(p.verdict.sources)), style="dim")
 
 
 def parse_run_ids(text: str, option: str) -> list[int]:
@@ -97,26 +41,6 @@ def parse_run_ids(text: str, option: str) -> list[int]:
     if dupes:
         raise InputError(f"{option} lists run {', '.join(map(str, dupes))} more than once")
     return ids
-
-
-def _cv_from_runs(db: Path, from_runs: str, metric: Optional[str]) -> tuple[float, str, int]:
-    """Load the metric's values for the run ids and return (CV, source text, n)."""
-    if not metric:
-        raise InputError("--from-runs needs --metric NAME (which stored metric to take the CV of)")
-    ids = parse_run_ids(from_runs, "--from-runs")
-    from tokcaliper.store import load_metric_values
-
-    values = load_metric_values(db, ids, metric)
-    from tokcaliper.stats.describe import describe  # lazy: scipy is slow to import
-
-    d = describe(values, f"metric {metric!r} of runs {','.join(map(str, ids))}")
-    if d.cv is None or d.cv <= 0:
-        raise InputError(f"--from-runs: metric {metric!r} over runs {','.join(map(str, ids))} has n={d.n}, "
-                         f"CV {'undefined' if d.cv is None else 0}; need ≥ 2 differing values")
-    ci = "" if d.cv_ci95 is None else f", 95% CI {percent(d.cv_ci95[0])[:-1]}–{percent(d.cv_ci95[1])}"
-    src = (f"runs {','.join(map(str, ids))}, metric '{metric}': n={d.n}, mean {num(d.mean, 4, trim=True)}, "
-           f"CV {percent(d.cv)}{ci}")
-    return d.cv, src, d.n
 
 
 @app.command("plan")
@@ -150,13 +74,18 @@ def plan_cmd(
     """
     if (cv is None) == (from_runs is None):
         raise InputError("give exactly one of --cv or --from-runs")
-    cv_n = None
-    source = "--cv"
+    settings = {"n": n, "run_seconds": run_seconds, "cooldown": cooldown, "alpha": alpha, "power": power,
+                "noise_band": noise_band, "design": design}
     if from_runs is not None:
-        cv, source, cv_n = _cv_from_runs(db, from_runs, metric)
-    from tokcaliper.stats.resolution import plan  # lazy: statsmodels is slow to import
+        if not metric:
+            raise InputError("--from-runs needs --metric NAME (which stored metric to take the CV of)")
+        from tokcaliper.experiment.stored_runs import plan_from_runs
 
-    result = plan(cv, effect, n=n, run_seconds=run_seconds, cooldown=cooldown, alpha=alpha,
-                  power=power, cv_source=source, cv_n=cv_n, noise_band=noise_band,
-                  design=design)
-    emit(result, as_json, lambda console: _render(result, console))
+        result = plan_from_runs(db, parse_run_ids(from_runs, "--from-runs"), metric, effect, **settings)
+    else:
+        from tokcaliper.stats.resolution import plan  # lazy: statsmodels is slow to import
+
+        result = plan(cv, effect, cv_source="--cv", **settings)  # type: ignore[arg-type]
+    from tokcaliper.report.plan_view import render_plan
+
+    emit(result, as_json, lambda console: render_plan(result, console))

@@ -1,7 +1,10 @@
 """CLI: ``tokcaliper spec table|show|log`` — speculative-decoding acceptance (METHODS.md M6, M7).
 
-Thin: read the input, call one function in :mod:`tokcaliper.specdec`, render with
-:mod:`tokcaliper.report.specdec_view`.
+Thin: parse the options, call one builder (:func:`tokcaliper.specdec.table_file.read_window_tables`,
+:func:`tokcaliper.experiment.specdec_stored.stored_acceptance`,
+:func:`tokcaliper.specdec.log_file.log_acceptance`,
+:func:`tokcaliper.experiment.specdec_sweep.sweep_result`), emit its typed result with a
+renderer of :mod:`tokcaliper.report.specdec_view`.
 """
 
 from __future__ import annotations
@@ -10,12 +13,9 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.markup import escape
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError, ServerError
-from tokcaliper.fileio import read_text
-from tokcaliper.numbers import num
 from tokcaliper.model.families import server_kinds
 from tokcaliper.model.specdec import COST_PROXY, DEFINITIONS, LIMIT
 
@@ -33,10 +33,6 @@ spec_app = typer.Typer(help=_SPEC_HELP, no_args_is_help=True, rich_markup_mode=N
 app.add_typer(spec_app, name="spec")
 
 
-#: Largest table or log file read (bytes).
-MAX_FILE_BYTES = 64 * 1024 * 1024
-
-
 @spec_app.command("table")
 def table_cmd(
     file: Annotated[Path, typer.Argument(help="CSV (k,al[,al_cv,acceptance_rate,throughput,failed…]) or "
@@ -50,20 +46,11 @@ def table_cmd(
     A row with a `failed` reason is a k that did not start.
     """
     from tokcaliper.report.output import emit
-    from tokcaliper.report.specdec_view import render_window_table
-    from tokcaliper.specdec.table import window_table
-    from tokcaliper.specdec.table_file import parse_tables
+    from tokcaliper.report.specdec_view import render_window_tables
+    from tokcaliper.specdec.table_file import read_window_tables
 
-    text = read_text(file, MAX_FILE_BYTES)
-    tables = [window_table(rows, name) for name, rows in parse_tables(text, str(file))]
-
-    def render(console) -> None:  # type: ignore[no-untyped-def]
-        for i, t in enumerate(tables):
-            if i:
-                console.print()
-            render_window_table(console, t)
-
-    emit({"source": str(file), "tables": tables}, json_out, render)
+    res = read_window_tables(file)
+    emit(res, json_out, lambda console: render_window_tables(console, res))
 
 
 @spec_app.command("show")
@@ -80,21 +67,15 @@ def show_cmd(
 
     Per run: from its stored counter difference (after − before) and per-request timings.
     """
+    from tokcaliper.experiment.specdec_stored import stored_acceptance
+    from tokcaliper.model.families import check_server_kind
     from tokcaliper.report.output import emit
     from tokcaliper.report.specdec_view import render_runs_acceptance
-    from tokcaliper.model.families import check_server_kind
-    from tokcaliper.specdec.runs import across_runs, run_acceptance
     from tokcaliper.store import Store
 
     kind = check_server_kind(server_kind)
-    ids = list(run_ids or [])
     with Store(db, create=False) as store:
-        if session is not None:
-            ids += [r.id for r in store.list_runs(session=session) if r.id is not None and r.id not in ids]
-        if not ids:
-            raise InputError("give run ids or --session (see `tokcaliper runs`)")
-        runs = [run_acceptance(store.get_run(i), kind, k) for i in ids]
-    res = across_runs(runs)
+        res = stored_acceptance(store, run_ids or [], session, kind, k)
     emit(res, json_out, lambda console: render_runs_acceptance(console, res))
 
 
@@ -109,40 +90,11 @@ def log_cmd(
     other traffic would be mixed in). Drafts are recovered from the rounded AL.
     """
     from tokcaliper.report.output import emit
-    from tokcaliper.model.families.vllm import counts_from_log, parse_log, unread_log_lines
-    from tokcaliper.model.specdec import acceptance_metrics
+    from tokcaliper.report.specdec_view import render_log
+    from tokcaliper.specdec.log_file import log_acceptance
 
-    text = read_text(file, MAX_FILE_BYTES, errors="replace")  # a server log may hold any bytes
-    try:
-        windows = parse_log(text)
-    except InputError as e:
-        raise InputError(f"{file} {e}") from None
-    if not windows:
-        unread = unread_log_lines(text)
-        if unread:
-            raise InputError(f"{file}: {len(unread)} line(s) mention \"SpecDecoding metrics\" but none is in "
-                             f"the format this reads (first: line {unread[0]}; expected \"… Accepted: N tokens, "
-                             "Drafted: N tokens …\")")
-        raise InputError(f"{file}: no \"SpecDecoding metrics\" line found")
-    counts = counts_from_log(windows)
-    metrics = acceptance_metrics(counts) if counts is not None else None
-    payload = {"source": str(file), "windows": windows, "metrics": metrics, "limit": LIMIT}
-
-    def render(console) -> None:  # type: ignore[no-untyped-def]
-        console.print(f"{len(windows)} interval(s) in {escape(str(file))}; "
-                      f"accepted {sum(w.accepted for w in windows)} / drafted {sum(w.drafted for w in windows)}")
-        if metrics is None:
-            console.print("AL not recoverable: the log lines give no mean acceptance length")
-        else:
-            for line in metrics.arithmetic:
-                console.print(f"  {escape(line)}")
-            if metrics.per_position:
-                console.print("  per-position acceptance: "
-                              + ", ".join(num(p, 3, min_decimals=3) for p in metrics.per_position))
-            console.print(f"  ({escape(metrics.counts.source)})")
-        console.print(f"limit: {LIMIT}")
-
-    emit(payload, json_out, render)
+    res = log_acceptance(file)
+    emit(res, json_out, lambda console: render_log(console, res))
 
 
 @spec_app.command("sweep")
@@ -174,13 +126,12 @@ def sweep_cmd(
     differ. A k whose server does not start is a row with its reason (M8).
     """
     from tokcaliper.cli.experiment import execute_with_progress, no_valid_run
-    from tokcaliper.experiment.analysis import analyze_experiment
     from tokcaliper.experiment.execute import create_experiment
-    from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec
-    from tokcaliper.report.output import emit, stderr
-    from tokcaliper.report.specdec_view import render_window_table
+    from tokcaliper.experiment.spec import LoadSpec
+    from tokcaliper.experiment.specdec_sweep import sweep_experiment, sweep_result
     from tokcaliper.model.families import SERVER_KINDS
-    from tokcaliper.experiment.specdec_sweep import sweep_closing, sweep_experiment, sweep_table
+    from tokcaliper.report.output import emit
+    from tokcaliper.report.specdec_view import print_sweep_start, render_sweep
     from tokcaliper.store import Store
 
     if server_kind is not None and server_kind not in SERVER_KINDS:
@@ -202,29 +153,12 @@ def sweep_cmd(
     with store:
         if experiment is None:
             exp_id = create_experiment(spec, f"# tokcaliper spec sweep\n# {server_cmd}\n# k = {k}\n", store)
-            stderr.print(f"sweep experiment {exp_id}: {len(spec.run_order())} runs "
-                         f"({repeat} per k, order {order}); stored in {db}", markup=False)
+            print_sweep_start(exp_id, len(spec.run_order()), repeat, order, db)
             execute_with_progress(exp_id, spec, None, store, "stop", json_out)
         else:
             exp_id = store.get_experiment(experiment).id
-        analysis = analyze_experiment(store, exp_id)
-        spec = ExperimentSpec.model_validate(analysis.spec.model_dump())
-        table = sweep_table(spec, store.session_runs(exp_id, with_requests=True), analysis.outcomes,
-                            server_kind)  # type: ignore[arg-type]
+        res = sweep_result(store, exp_id, server_kind)
         failed = no_valid_run(exp_id, store) if experiment is None else None
-
-    closing = sweep_closing(analysis.comparisons, table.best_k_by_al_per_position)
-
-    def render(console) -> None:  # type: ignore[no-untyped-def]
-        from tokcaliper.report.compare_view import print_closing
-
-        render_window_table(console, table)
-        console.print(f"experiment {exp_id}: `tokcaliper experiment show {exp_id}` has every run, outcome "
-                      "and the comparison of each k against the first", markup=False)
-        if closing:
-            print_closing(console, closing)
-
-    emit({"experiment": exp_id, "table": table, "comparisons": analysis.comparisons,
-          "closing": closing}, json_out, render)
+    emit(res, json_out, lambda console: render_sweep(console, res))
     if failed is not None:  # no k's server started: exit 3, as bench
         raise ServerError(failed)

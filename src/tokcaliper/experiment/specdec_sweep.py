@@ -3,27 +3,31 @@
 A sweep over windows k is an experiment whose arms are the windows: one
 managed server per k from a command template with ``{k}``, run by the
 experiment runner, so run order, read-back, resume, failed starts (M8) and the
-comparison verdicts are the experiment's. This module only builds that
-experiment and turns its stored runs into the table of M7; it does no I/O.
+comparison verdicts are the experiment's. This module builds that
+experiment and turns its stored runs into the table of M7
+(:func:`sweep_table`, pure) and the command's result (:func:`sweep_result`,
+which reads the store).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from tokcaliper.errors import InputError
-from tokcaliper.experiment.analysis import analysed_runs
+from tokcaliper.experiment.analysis import ArmComparison, analysed_runs, analyze_experiment
 from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec
 from tokcaliper.model.run import Run
 from tokcaliper.model.families import ServerKind
 from tokcaliper.specdec.runs import run_acceptance
 from tokcaliper.specdec.table import KInput, WindowTable, window_table
 from tokcaliper.model.experiment import Outcome
+from tokcaliper.model.warnings import Caveat
+from tokcaliper.store import Store
 from tokcaliper.validation import describe, explain, problems
 
-__all__ = ["arm_name", "sweep_closing", "sweep_experiment", "sweep_table"]
+__all__ = ["SweepResult", "arm_name", "sweep_closing", "sweep_experiment", "sweep_result", "sweep_table"]
 
 
 def arm_name(k: int) -> str:
@@ -132,3 +136,39 @@ def sweep_closing(comparisons: list, best_k: int | None) -> list[str]:  # type: 
     chosen = next((c for c in usable if best_k is not None and c.candidate == arm_name(best_k)), usable[0])
     return closing_lines(chosen.metrics.metrics[0])
 
+
+
+class SweepResult(BaseModel):
+    """What ``tokcaliper spec sweep`` prints (``--json`` gives this document).
+
+    Attributes:
+        experiment: the sweep's experiment id (``experiment show ID`` has every run).
+        table: the M7 table of its stored runs (:func:`sweep_table`).
+        comparisons: each k against the first window, as ``experiment show`` compares them.
+        closing: the plain ``result:``/``next:`` lines (:func:`sweep_closing`).
+        warnings: the table's caveats (e.g. the highest AL is not the best buy).
+    """
+
+    experiment: str
+    table: WindowTable
+    comparisons: list[ArmComparison]
+    closing: list[str]
+    warnings: list[Caveat] = []
+
+
+def sweep_result(store: Store, exp_id: str, kind: ServerKind | None = None) -> SweepResult:
+    """The table, comparisons and closing lines of the stored sweep ``exp_id``.
+
+    Args:
+        store: an open store. exp_id: the sweep's experiment id.
+        kind: the server family whose counters to read (``None``: detected from their names).
+
+    Raises:
+        InputError: no such experiment. StoreError: a stored run no longer validates.
+    """
+    analysis = analyze_experiment(store, exp_id)
+    spec = ExperimentSpec.model_validate(analysis.spec.model_dump())
+    table = sweep_table(spec, store.session_runs(analysis.id, with_requests=True), analysis.outcomes, kind)
+    return SweepResult(experiment=analysis.id, table=table, comparisons=analysis.comparisons,
+                       closing=sweep_closing(analysis.comparisons, table.best_k_by_al_per_position),
+                       warnings=list(table.warnings))

@@ -32,6 +32,10 @@ __all__ = [
     "LENGTHS_OFF",
     "LENGTHS_UNCOUNTED",
     "MIXED_TOOLS",
+    "NOT_BEST_BUY",
+    "COVARIATE_DURING_RUN",
+    "COVARIATE_DIFFERS_BY_ARM",
+    "COVARIATE_EXPLAINS_LITTLE",
     "NO_GPU",
     "NO_POWER_SOURCE",
     "NamedWarning",
@@ -233,6 +237,31 @@ MIXED_TOOLS = NamedWarning(
     "arms measured by different tools ({tools}): {metric} is not defined alike — {differences}; "
     "part of any difference may be the definitions, not the servers (docs/import.md)")
 
+#: ``spec table`` / ``spec sweep``: the highest AL is not the highest AL/(k+1) (METHODS.md M7).
+#: ``where`` is ``""`` or `` (table NAME)``; the head of the sentence is the table's own phrase.
+NOT_BEST_BUY = NamedWarning(
+    "not-best-buy",
+    "the highest reading is not the best buy{where}: k={best_al} has the highest AL ({al}), but "
+    "k={best_pp} yields ×{times} its tokens per verified position ({pp_best} vs {pp_al})")
+
+#: ``analyze --adjust-for`` a covariate measured during the run (docs/analyze.md).
+COVARIATE_DURING_RUN = NamedWarning(
+    "covariate-during-run",
+    "{covariate} is measured during the run: the arm may change it, so the adjusted effect can be "
+    "biased; prefer a start-of-run covariate")
+
+#: ``analyze --adjust-for``: the covariate's mean differs between the arms (Welch p < 0.05).
+COVARIATE_DIFFERS_BY_ARM = NamedWarning(
+    "covariate-differs-by-arm",
+    "{covariate} differs between arms (Welch p = {p}, means {mean_a} vs {mean_b}): if the arm can change "
+    "it, adjusting removes part of the arm's own effect — use a covariate measured before the run starts")
+
+#: ``analyze --adjust-for``: the covariate explains under a quarter of the within-arm variance.
+COVARIATE_EXPLAINS_LITTLE = NamedWarning(
+    "covariate-explains-little",
+    "{covariate} explains only {share} of the within-arm variance: the adjusted result adds little; "
+    "read the unadjusted one")
+
 #: Every named warning by code.
 ALL: dict[str, NamedWarning] = {w.code: w for w in (
     FEW_REPETITIONS, SINGLE_REPETITION, CV_UNDEFINED, IDENTICAL_RUNS, SINGLE_RUN_NO_CV,
@@ -241,4 +270,5 @@ ALL: dict[str, NamedWarning] = {w.code: w for w in (
     CLIENT_LOOP_LAG, CLIENT_LOOP_LAG_KERNEL_STAMPED, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND,
     HOST_DISPATCH_LATE, CAP_DISPATCH_LATE,
     TEXT_AT_ONE_INSTANT, TOKENS_PER_CHUNK, LENGTHS_OFF, LENGTHS_UNCOUNTED,
-    LENGTHS_APPROXIMATE, MIXED_TOOLS)}
+    LENGTHS_APPROXIMATE, MIXED_TOOLS, NOT_BEST_BUY, COVARIATE_DURING_RUN,
+    COVARIATE_DIFFERS_BY_ARM, COVARIATE_EXPLAINS_LITTLE)}

@@ -1,7 +1,11 @@
 """Terminal view of ``tokcaliper compare``: arms table, tests, pairs, verdict, arithmetic.
 
-Renders :class:`tokcaliper.stats.ab.ABAnalysis`, :class:`~tokcaliper.stats.ab.MultiComparison`
-and :class:`~tokcaliper.stats.ab.SingleNumbers`; ``--json`` dumps the same objects.
+Renders :class:`tokcaliper.stats.ab.ABAnalysis`, :class:`~tokcaliper.stats.ab.MultiComparison`,
+:class:`~tokcaliper.stats.ab.SingleNumbers` and
+:class:`~tokcaliper.experiment.compare.ExperimentComparison`; :func:`render_compare` picks the
+view of whichever :data:`~tokcaliper.experiment.compare.CompareResult` the command built.
+``--json`` dumps the same objects; their ``warnings`` are printed on stderr by
+:func:`tokcaliper.report.output.emit`, not here.
 Numbers go through :mod:`tokcaliper.numbers`. User-provided text (arm and metric
 names, the unit, messages that quote them) is never read as rich markup or
 ``:emoji:`` codes: it is escaped, printed with ``emoji=False``, or put in a table
@@ -19,12 +23,16 @@ from rich.text import Text
 
 from tokcaliper.numbers import num, p_value, percent, statistic
 from tokcaliper.numbers import ratio as fmt_ratio
+from tokcaliper.report.text import plain
 from tokcaliper.stats.closing import closing_lines
 
 if TYPE_CHECKING:
+    from tokcaliper.experiment.compare import CompareResult, ExperimentComparison
     from tokcaliper.stats.ab import ABAnalysis, MultiComparison, SingleNumbers
+    from tokcaliper.stats.sequential import SequentialDecision
 
-__all__ = ["print_closing", "render_analysis", "render_multi", "render_single"]
+__all__ = ["print_closing", "render_analysis", "render_compare", "render_experiment_comparison",
+           "render_multi", "render_sequential_decision", "render_single"]
 
 _STYLE = {"faster": "green", "slower": "red", "equivalent": "green", "inconclusive": "yellow"}
 
@@ -185,6 +193,8 @@ def _control_line(an: ABAnalysis, console: Console) -> None:
            else f"ratios are {an.b.name}/{an.a.name}")
     role = "subtracted" if an.scale == "difference" else "the ratio's denominator"
     _say(console, escape(f"control (reference, {role}): {an.a.name} — {why}; {rel}"))
+
+
 def _robust(an: ABAnalysis, console: Console, lvl: str, verbose: bool = True) -> None:
     """Drift over run positions (it decides when present), flagged runs, the rank companion."""
     if an.drift is not None:
@@ -237,3 +247,55 @@ def render_single(sn: SingleNumbers, console: Console) -> None:
     for line in sn.report.arithmetic:
         _say(console, f"  {escape(line)}")
     _say(console, "sources: " + escape("; ".join(sn.report.sources)), style="dim")
+
+
+def render_sequential_decision(console: Console, sq: SequentialDecision | None, governs: str | None) -> None:
+    """The sequential decision of an until-decided experiment and which verdict governs."""
+    if sq is not None:
+        fixed = "unknown" if sq.fixed_design_pairs is None else str(sq.fixed_design_pairs)
+        state = f"decided: {sq.verdict}" if sq.decided else "not decided yet"
+        console.print()
+        console.print(escape(
+            f"sequential rule (until decided): {state} after {sq.pairs_used} of at most "
+            f"{sq.max_pairs} pairs; the fixed design would use {fixed} pairs"))
+        console.print(escape(f"  {sq.reason}"))
+        for line in sq.arithmetic:
+            console.print(escape(f"  {line}"))
+    if governs is not None:
+        console.print(f"[bold]which verdict governs:[/bold] {escape(governs)}")
+
+
+def render_experiment_comparison(ec: ExperimentComparison, console: Console, *, verbose: bool = True) -> None:
+    """``compare --experiment``: the arms whose spread a covariate explains, the sequential
+    decision (until-decided), each candidate's metrics against the first arm (or why not yet),
+    the rooflines, then the closing lines."""
+    from tokcaliper.report.roofline_view import render_roofline
+
+    for arm, sentence in ec.spread_causes.items():
+        console.print(escape(f"  {arm}: {sentence}"), soft_wrap=False)
+    render_sequential_decision(console, ec.sequential, ec.governs)
+    for c in ec.comparisons:
+        if c.metrics is None:
+            console.print(plain(f"{c.candidate} against {c.baseline}: not comparable yet — {c.error}"),
+                          markup=False, emoji=False)
+        else:
+            render_multi(c.metrics, console, verbose=verbose, closing=False)
+    render_roofline(console, [], arms=ec.roofline)
+    if ec.closing:
+        print_closing(console, ec.closing)
+
+
+def render_compare(result: CompareResult, console: Console, *, verbose: bool = False) -> None:
+    """The view of whichever result ``tokcaliper compare`` built: an experiment's comparisons,
+    several metrics, one metric, or one number per arm. ``verbose``: as :func:`render_analysis`."""
+    from tokcaliper.experiment.compare import ExperimentComparison
+    from tokcaliper.stats.ab import MultiComparison, SingleNumbers
+
+    if isinstance(result, ExperimentComparison):
+        render_experiment_comparison(result, console, verbose=verbose)
+    elif isinstance(result, SingleNumbers):
+        render_single(result, console)
+    elif isinstance(result, MultiComparison):
+        render_multi(result, console, verbose=verbose)
+    else:
+        render_analysis(result, console, verbose=verbose)

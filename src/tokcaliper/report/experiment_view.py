@@ -15,7 +15,7 @@ from rich.table import Table
 
 from tokcaliper.experiment.analysis import ExperimentAnalysis
 from tokcaliper.numbers import num, percent, seconds
-from tokcaliper.report.compare_view import print_closing, render_multi
+from tokcaliper.report.compare_view import print_closing, render_multi, render_sequential_decision
 
 __all__ = ["render_closing", "render_comparisons", "render_experiment", "render_sequential",
            "render_spread_causes"]
@@ -87,19 +87,7 @@ def render_spread_causes(console: Console, an: ExperimentAnalysis) -> None:
 
 def render_sequential(console: Console, an: ExperimentAnalysis) -> None:
     """The sequential decision of an until-decided experiment and which verdict governs."""
-    if an.sequential is not None:
-        sq = an.sequential
-        fixed = "unknown" if sq.fixed_design_pairs is None else str(sq.fixed_design_pairs)
-        state = f"decided: {sq.verdict}" if sq.decided else "not decided yet"
-        console.print()
-        console.print(escape(
-            f"sequential rule (until decided): {state} after {sq.pairs_used} of at most "
-            f"{sq.max_pairs} pairs; the fixed design would use {fixed} pairs"))
-        console.print(escape(f"  {sq.reason}"))
-        for line in sq.arithmetic:
-            console.print(escape(f"  {line}"))
-    if an.governs is not None:
-        console.print(f"[bold]which verdict governs:[/bold] {escape(an.governs)}")
+    render_sequential_decision(console, an.sequential, an.governs)
 
 
 def render_closing(console: Console, an: ExperimentAnalysis) -> None:

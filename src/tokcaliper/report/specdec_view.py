@@ -1,7 +1,10 @@
 """Text views of speculative-decoding results (``tokcaliper spec …``).
 
-Renders the objects of :mod:`tokcaliper.specdec`; computes nothing. Every figure
+Renders the results of :mod:`tokcaliper.specdec` and of the sweep
+(:mod:`tokcaliper.experiment.specdec_sweep`); computes nothing. Every figure
 is shown with its n and CV (or its counts), and each verdict with its arithmetic.
+Caveats (the "not the best buy" warning) are the results' ``warnings``, printed
+on stderr by :func:`tokcaliper.report.output.emit`, not here.
 Text that comes from the user or a server (table names, arm labels, failure
 reasons, notes) is escaped, so brackets in it print as written, not as rich markup.
 """
@@ -12,12 +15,19 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tokcaliper.experiment.specdec_sweep import SweepResult
 from tokcaliper.numbers import num
+from tokcaliper.report.compare_view import print_closing
 from tokcaliper.report.text import esc
-from tokcaliper.report.output import fmt, pct
+from tokcaliper.report.output import fmt, pct, stderr
 from tokcaliper.model.specdec import AcceptanceMetrics
+from tokcaliper.specdec.log_file import LogAcceptance
 from tokcaliper.specdec.runs import AcceptanceAcrossRuns
 from tokcaliper.specdec.table import WindowTable
+from tokcaliper.specdec.table_file import WindowTables
+
+__all__ = ["print_sweep_start", "render_log", "render_runs_acceptance", "render_sweep",
+           "render_window_table", "render_window_tables"]
 
 
 def _three(x: float | None) -> str:
@@ -32,7 +42,7 @@ def _t(row_t) -> str:  # type: ignore[no-untyped-def]
 
 
 def render_window_table(console: Console, table: WindowTable) -> None:
-    """The per-k table, bests, warning, arithmetic, proxy note and limit."""
+    """The per-k table, bests, arithmetic, proxy note and limit (its warning: ``table.warnings``)."""
     title = f"draft-window table{f' — {escape(table.name)}' if table.name else ''}"
     t = Table(title=title, title_justify="left")
     for col in ("k", "AL", "AL CV (n)", "acceptance rate", "AL/(k+1)", "vs best", "throughput tok/s (CV)",
@@ -51,14 +61,51 @@ def render_window_table(console: Console, table: WindowTable) -> None:
                   escape("; ".join(r.notes)))
     console.print(t)
     console.print(f"best k by AL: {table.best_k_by_al}; best k by AL/(k+1): {table.best_k_by_al_per_position}")
-    if table.warning:
-        console.print(f"[bold yellow]warning:[/] {esc(table.warning)}")
     for line in table.arithmetic:
         console.print(f"  {escape(line)}")
     if table.uncertainty:
         console.print(f"uncertainty: {escape(table.uncertainty)}")
     console.print(f"proxy: {escape(table.cost_proxy)}")
     console.print(f"limit: {escape(table.limit)}")
+
+
+def render_window_tables(console: Console, res: WindowTables) -> None:
+    """``spec table``: each table of the file, a blank line between them."""
+    for i, t in enumerate(res.tables):
+        if i:
+            console.print()
+        render_window_table(console, t)
+
+
+def render_log(console: Console, res: LogAcceptance) -> None:
+    """``spec log``: the intervals read, the summed counts, AL with its arithmetic, the limit."""
+    console.print(f"{len(res.windows)} interval(s) in {escape(res.source)}; "
+                  f"accepted {res.accepted} / drafted {res.drafted}")
+    m = res.metrics
+    if m is None:
+        console.print("AL not recoverable: the log lines give no mean acceptance length")
+    else:
+        for line in m.arithmetic:
+            console.print(f"  {escape(line)}")
+        if m.per_position:
+            console.print("  per-position acceptance: " + ", ".join(_three(p) for p in m.per_position))
+        console.print(f"  ({escape(m.counts.source)})")
+    console.print(f"limit: {escape(res.limit)}")
+
+
+def print_sweep_start(exp_id: str, runs: int, repeat: int, order: str, db: object) -> None:
+    """The line on stderr that names a new sweep's experiment before its runs start."""
+    stderr.print(f"sweep experiment {exp_id}: {runs} runs ({repeat} per k, order {order}); stored in {db}",
+                 markup=False)
+
+
+def render_sweep(console: Console, res: SweepResult) -> None:
+    """``spec sweep``: the M7 table, where every run is, then the closing lines."""
+    render_window_table(console, res.table)
+    console.print(f"experiment {res.experiment}: `tokcaliper experiment show {res.experiment}` has every "
+                  "run, outcome and the comparison of each k against the first", markup=False)
+    if res.closing:
+        print_closing(console, res.closing)
 
 
 def _metrics_line(m: AcceptanceMetrics | None) -> str:

@@ -4,7 +4,8 @@
   AL/(k+1) from counter differences; per-request acceptance (pure).
 - :mod:`.table` — the per-k table: AL/(k+1), best k by each, "not the best buy" (pure).
 - :mod:`.red_flags` — accepted == drafted / AL = k + 1, shared with audit check A1 (pure).
-- :mod:`.table_file` — read published AL-per-k tables (CSV, JSON, YAML).
+- :mod:`.table_file` — read published AL-per-k tables (CSV, JSON, YAML): ``spec table``'s result.
+- :mod:`.log_file` — acceptance summed over a vLLM log's "SpecDecoding metrics" lines: ``spec log``'s result.
 - :mod:`.runs` — acceptance of stored runs and across repetitions (mean, CV, MDE).
 
 Server-family readers live in the registry :mod:`tokcaliper.model.families`.

@@ -33,12 +33,15 @@ from pydantic import BaseModel, Field, model_validator
 
 from tokcaliper.errors import InputError
 from tokcaliper.numbers import num
+from tokcaliper.model import warnings as W
 from tokcaliper.model.specdec import COST_PROXY, LIMIT
+from tokcaliper.model.warnings import Caveat
 from tokcaliper.model.specdec_flags import PREDICTABLE, al_at_ceiling
 from tokcaliper.stats import WelchResult, describe, welch
 
-#: The warning when the highest AL is not the highest AL/(k+1).
-NOT_BEST_BUY = "the highest reading is not the best buy"
+#: The warning when the highest AL is not the highest AL/(k+1) (its wording lives in
+#: :mod:`tokcaliper.model.warnings`, re-exported here).
+NOT_BEST_BUY = W.NOT_BEST_BUY
 
 #: A finite number (AL = inf read as "×∞ tokens per verified position").
 Finite = Annotated[float, Field(allow_inf_nan=False)]
@@ -138,7 +141,8 @@ class WindowTable(BaseModel):
         best_k_by_al: k with the highest AL (ties → smaller k) among the rows
             that started and are possible; None if there is none.
         best_k_by_al_per_position: k with the highest AL/(k+1).
-        warning: :data:`NOT_BEST_BUY` with its numbers when the two bests differ.
+        warnings: the :data:`NOT_BEST_BUY` caveat with its numbers when the two bests
+            differ (printed on stderr by the command, kept in the JSON), else empty.
         uncertainty: a note when started rows carry no CV (published single figures).
         arithmetic: the divisions and ratios, written out.
         cost_proxy: which column is a proxy and when it holds.
@@ -149,7 +153,7 @@ class WindowTable(BaseModel):
     rows: list[KRow]
     best_k_by_al: int | None
     best_k_by_al_per_position: int | None
-    warning: str | None
+    warnings: list[Caveat] = []
     uncertainty: str | None = None
     arithmetic: list[str]
     cost_proxy: str = COST_PROXY
@@ -240,7 +244,7 @@ def window_table(inputs: Sequence[KInput], name: str = "") -> WindowTable:
                      "(outside 1 … k + 1)")
     started = [r for r in started if not r.impossible]
     best_al = best_pp = None
-    warning = None
+    warnings: list[Caveat] = []
     if started:
         best_al = max(started, key=lambda r: (r.al or -math.inf, -r.k)).k
         best_row = max(started, key=lambda r: (r.al_per_position or -math.inf, -r.k))
@@ -260,14 +264,14 @@ def window_table(inputs: Sequence[KInput], name: str = "") -> WindowTable:
             arith.append(f"k={best_al} and k={best_pp} tie on AL/(k+1) "
                          f"({_three(best_row.al_per_position)}): neither is the better buy")
         if best_al != best_pp and not tie:
-            warning = (f"{NOT_BEST_BUY}: k={best_al} has the highest AL ({num(al_row.al, 4, trim=True)}), "
-                       f"but k={best_pp} "
-                       f"yields ×{_times(al_row.relative_to_best)} its tokens per verified position "
-                       f"({_three(best_row.al_per_position)} vs {_three(al_row.al_per_position)})")
+            warnings.append(NOT_BEST_BUY.caveat(
+                where=f" (table {name})" if name else "", best_al=best_al, al=num(al_row.al, 4, trim=True),
+                best_pp=best_pp, times=_times(al_row.relative_to_best),
+                pp_best=_three(best_row.al_per_position), pp_al=_three(al_row.al_per_position)))
     no_cv = [r.k for r in started if r.al_cv is None]
     uncertainty = None
     if no_cv:
         uncertainty = (f"no CV for k={', '.join(map(str, no_cv))}: single figures without run-to-run spread; "
                        "a difference between neighbouring k smaller than the (unknown) CV cannot be judged")
     return WindowTable(name=name, rows=rows, best_k_by_al=best_al, best_k_by_al_per_position=best_pp,
-                       warning=warning, uncertainty=uncertainty, arithmetic=arith)
+                       warnings=warnings, uncertainty=uncertainty, arithmetic=arith)

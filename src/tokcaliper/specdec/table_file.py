@@ -1,4 +1,8 @@
-"""Parse published AL-per-k tables from CSV, JSON or YAML text (for ``tokcaliper spec table``; no I/O).
+"""Published AL-per-k tables from CSV, JSON or YAML (``tokcaliper spec table``).
+
+:func:`parse_tables` is pure (text in); :func:`read_window_tables` reads the
+file (through :func:`tokcaliper.fileio.read_text`) and builds the command's
+result, :class:`WindowTables`.
 
 Accepted shapes:
 
@@ -16,15 +20,19 @@ from __future__ import annotations
 
 import csv
 import io
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from tokcaliper.errors import InputError
-from tokcaliper.fileio import JSONParseError, check_unique_columns, first_duplicate, loads_json
-from tokcaliper.specdec.table import KInput
+from tokcaliper.fileio import JSONParseError, check_unique_columns, first_duplicate, loads_json, read_text
+from tokcaliper.model.warnings import Caveat
+from tokcaliper.specdec.table import KInput, WindowTable, window_table
 from tokcaliper.validation import explain
+
+#: Largest table file read (bytes).
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
 #: Deepest nesting searched for tables; published tables sit a few levels down.
 MAX_DEPTH = 32
@@ -138,6 +146,33 @@ def parse_tables(text: str, source: str) -> list[tuple[str, list[KInput]]]:
     if suffix in (".yaml", ".yml"):
         raise InputError(f"{source}: YAML holds no mapping")
     return _csv_tables(text, source)
+
+
+class WindowTables(BaseModel):
+    """What ``tokcaliper spec table FILE`` prints (``--json`` gives this document).
+
+    Attributes:
+        source: the file read, as given.
+        tables: one :class:`~tokcaliper.specdec.table.WindowTable` per table found, in file order.
+        warnings: every table's caveats (the "not the best buy" warning names its table).
+    """
+
+    source: str
+    tables: list[WindowTable]
+    warnings: list[Caveat] = []
+
+
+def read_window_tables(path: Path) -> WindowTables:
+    """Read ``path`` (at most :data:`MAX_FILE_BYTES`) and build the draft-window table of each
+    table in it (:func:`parse_tables`, :func:`~tokcaliper.specdec.table.window_table`).
+
+    Raises:
+        InputError: a missing, unreadable or too large file, bad syntax, no or an invalid
+            table (naming the culprit).
+    """
+    text = read_text(path, MAX_FILE_BYTES)
+    tables = [window_table(rows, name) for name, rows in parse_tables(text, str(path))]
+    return WindowTables(source=str(path), tables=tables, warnings=[w for t in tables for w in t.warnings])
 
 
 class _DuplicateYamlKey(Exception):

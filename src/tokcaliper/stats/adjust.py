@@ -34,6 +34,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
+from tokcaliper.model import warnings as W
+from tokcaliper.model.warnings import Caveat
 from tokcaliper.numbers import num, percent
 from tokcaliper.stats.describe import require_finite_values
 
@@ -85,7 +87,8 @@ class AdjustedComparison(BaseModel):
             within-arm variance the covariate explains (partial R²).
         cv_shrink: 1 − residual CV adjusted / unadjusted.
         covariate_arm_p: Welch p that the covariate's mean differs between arms.
-        warnings: plain-language cautions.
+        warnings: cautions, each a named warning (``covariate-differs-by-arm``,
+            ``covariate-explains-little``; :mod:`tokcaliper.model.warnings`).
         arithmetic: the lines of the computation, for the report.
     """
 
@@ -99,7 +102,7 @@ class AdjustedComparison(BaseModel):
     variance_explained: float
     cv_shrink: float
     covariate_arm_p: float | None
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[Caveat] = Field(default_factory=list)
     arithmetic: list[str] = Field(default_factory=list)
 
 
@@ -213,18 +216,16 @@ def adjusted_comparison(
     sse0, sse1 = float(r0.ssr), float(r1.ssr)
     explained = 1.0 - sse1 / sse0 if sse0 > 0 else 0.0
     shrink = 1.0 - ad.residual_cv / un.residual_cv if un.residual_cv > 0 else 0.0
-    warnings: list[str] = []
+    warnings: list[Caveat] = []
     cov_p = None
     if np.ptp(ca) > 0 or np.ptp(cb) > 0:
         cov_p = float(_st.ttest_ind(cb, ca, equal_var=False).pvalue)
         if cov_p < 0.05:
-            warnings.append(
-                f"{covariate_name} differs between arms (Welch p = {num(cov_p, 3)}, means "
-                f"{num(ca.mean(), 4)} vs {num(cb.mean(), 4)}): if the arm can change it, adjusting removes "
-                "part of the arm's own effect — use a covariate measured before the run starts")
+            warnings.append(W.COVARIATE_DIFFERS_BY_ARM.caveat(
+                covariate=covariate_name, p=num(cov_p, 3), mean_a=num(ca.mean(), 4), mean_b=num(cb.mean(), 4)))
     if explained < 0.25:
-        warnings.append(f"{covariate_name} explains only {percent(explained, decimals=0)} of the within-arm variance: "
-                        "the adjusted result adds little; read the unadjusted one")
+        warnings.append(W.COVARIATE_EXPLAINS_LITTLE.caveat(covariate=covariate_name,
+                                                           share=percent(explained, decimals=0)))
     kind = "ratio B/A" if log else "difference B − A"
     fmt_e = (lambda v: num(v, 4, min_decimals=4)) if log else (lambda v: num(v, 4))
     arithmetic = [

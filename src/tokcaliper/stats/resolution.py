@@ -46,6 +46,7 @@ from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
 from tokcaliper.model import warnings as W
+from tokcaliper.model.warnings import Caveat
 from tokcaliper.model.verdict import Status, Verdict
 from tokcaliper.numbers import num, percent
 
@@ -467,12 +468,15 @@ class Plan(BaseModel):
             or beyond :data:`MAX_RUNS`). The calibration (docs/calibration.md)
             found the old n reaching only 50–66% of the requested power.
         power_gated_n: :func:`verdict_power` of the planned n (``None`` when n < 2).
+        n_quick_gated: the quick formula's runs per arm for a verdict, 8·(CV/(Δ − band))²
+            (``None`` when Δ ≤ band).
         verdict_reachable: False when Δ ≤ band (no n gives a faster/slower verdict).
         mde_gated_n: band + quick MDE(n): smaller changes cannot be called with n runs.
         power_at_n: power of n runs per arm against Δ (``None`` when n < 2).
         budget_seconds_n / _quick / _power: 2 × n × (run + cool-down) for each n.
         verdict: status and plain sentence with the arithmetic (check "M3").
-        warnings: caveats (independence, CV uncertainty).
+        warnings: caveats (the quick formulas' power, independence, CV uncertainty,
+            single runs), each a named warning (:mod:`tokcaliper.model.warnings`).
     """
 
     cv: float
@@ -494,6 +498,7 @@ class Plan(BaseModel):
     design: str = "paired"
     n_power_gated: int | None = None
     power_gated_n: float | None = None
+    n_quick_gated: int | None = None
     verdict_reachable: bool = True
     mde_gated_n: float | None = None
     power_at_n: float | None
@@ -501,7 +506,7 @@ class Plan(BaseModel):
     budget_seconds_quick: float | None
     budget_seconds_power: float | None
     verdict: Verdict
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[Caveat] = Field(default_factory=list)
 
 
 def _pct(x: float) -> str:
@@ -583,6 +588,7 @@ def plan(
     reachable = effect > noise_band
     dist, sd_d = ratio_distance(effect, noise_band), sd_diff_from_cv(cv)
     n_gated = n_verdict(dist, sd_d, alpha, power, design=design) if reachable else None
+    nq_gated = n_quick(cv, effect - noise_band) if reachable else None
     p_gated = (verdict_power(dist, sd_d, n, alpha, design=design)
                if n >= MIN_N_POWER else None)
     m_gated = noise_band + m_n
@@ -673,14 +679,14 @@ def plan(
         )
 
     warns = [
-        W.QUICK_FORMULA_POWER.text(power_pct=percent(pq, decimals=0), n=nq, effect=eff_txt,
-                                   power=f"{power:g}"),
-        W.INDEPENDENT_RUNS_ASSUMED.text(),
+        W.QUICK_FORMULA_POWER.caveat(power_pct=percent(pq, decimals=0), n=nq, effect=eff_txt,
+                                     power=f"{power:g}"),
+        W.INDEPENDENT_RUNS_ASSUMED.caveat(),
     ]
     if cv_n is not None and cv_n < W.M1_MIN_RUNS:
-        warns.append(W.CV_FROM_FEW_RUNS.text(n=cv_n, min_n=W.M1_MIN_RUNS))
+        warns.append(W.CV_FROM_FEW_RUNS.caveat(n=cv_n, min_n=W.M1_MIN_RUNS))
     if n == 1:
-        warns.append(W.SINGLE_RUNS_ANECDOTE.text(mde=percent(m_1, decimals=0)))
+        warns.append(W.SINGLE_RUNS_ANECDOTE.caveat(mde=percent(m_1, decimals=0)))
 
     verdict = Verdict(
         check="M3",
@@ -700,6 +706,7 @@ def plan(
         cooldown_seconds=cooldown, cv_source=cv_source, mde_quick_n=m_n, mde_quick_1=m_1,
         mde_power_n=m_pw, n_quick_raw=nq_raw, n_quick=nq, power_of_quick=pq, n_power=npw,
         noise_band=noise_band, design=design, n_power_gated=n_gated, power_gated_n=p_gated,
+        n_quick_gated=nq_gated,
         verdict_reachable=reachable, mde_gated_n=m_gated, power_at_n=p_n, budget_seconds_n=b_n,
         budget_seconds_quick=b_q, budget_seconds_power=b_p,
         verdict=verdict, warnings=warns,
