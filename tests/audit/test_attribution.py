@@ -68,7 +68,7 @@ def test_plan_three_knobs_five_arms(tmp_path, capsys):
     b = _record(B_CMD, "Q4_K_M", 120.0)
     plan = plan_experiment(a, b, runs_per_arm=8)
     doc = _validate(plan.text)
-    assert [k["knob"] for k in plan.knobs] == ["quantization", "draft model", "context length"]
+    assert [k.knob for k in plan.knobs] == ["quantization", "draft model", "context length"]
     assert [x["name"] for x in doc["arms"]] == ["A", "A+quantization", "A+draft model", "A+context length", "B"]
     cmds = {x["name"]: x["server_cmd"] for x in doc["arms"]}
     assert "Qwen3-8B-Q4_K_M.gguf" in cmds["A+quantization"] and "Qwen3-0.6B-Q8_0.gguf" in cmds["A+quantization"]
@@ -122,8 +122,8 @@ def test_plain_diff_lists_every_knob_the_plan_finds(capsys):
     plan = plan_experiment(a, b, runs_per_arm=5)
     d = diff_records(a, b)
     listed = {k.name for k in d.knobs if k.differs}
-    assert [k["knob"] for k in plan.knobs] and all(
-        f"launch flag {k['knob']}" in listed or k["knob"] in listed for k in plan.knobs)
+    assert [k.knob for k in plan.knobs] and all(
+        f"launch flag {k.knob}" in listed or k.knob in listed for k in plan.knobs)
     assert not d.comparable and plan.gaps == []
 
 

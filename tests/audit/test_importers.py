@@ -114,8 +114,8 @@ def test_negative_rate_is_skipped_with_index_and_field(tmp_path):
     assert len(rep.records) == 3
     assert len(rep.skipped) == 1
     s = rep.skipped[0]
-    assert s["index"] == 2 and s["field"].startswith("tok_s_decode") and "observedTokS" in s["field"]
-    assert "must be > 0" in s["message"]
+    assert s.index == 2 and s.field.startswith("tok_s_decode") and "observedTokS" in s.field
+    assert "must be > 0" in s.message
     assert rep.exit_code in (1, 2)
 
 

@@ -130,12 +130,17 @@ def test_empty_gpu_name_override_rejected_on_cli(tmp_path, capsys):
 
 def test_override_matching_no_record_warns(tmp_path, capsys):
     p = _write(tmp_path, "good.json", json.dumps([GOOD]))
-    assert main(["audit", "--json", str(p), "--bandwidth", "Foo=5", "--tdp", "RTX 5090=575"]) == 0
+    assert main(["audit", str(p), "--bandwidth", "Foo=5", "--tdp", "RTX 5090=575"]) == 0
     cap = capsys.readouterr()
     assert "tokcaliper: warning: --bandwidth 'Foo' matched no record's GPU" in cap.err
     assert "--tdp" not in cap.err  # that one matched
+    # --json: the warning sink keeps it inside the document, stderr stays empty
+    assert main(["audit", "--json", str(p), "--bandwidth", "Foo=5", "--tdp", "RTX 5090=575"]) == 0
+    cap = capsys.readouterr()
+    assert "warning" not in cap.err
     doc = json.loads(cap.out)
-    assert doc["warnings"] and "'Foo'" in doc["warnings"][0]
+    assert doc["warnings"] and "'Foo'" in doc["warnings"][0]["message"]
+    assert doc["warnings"][0]["code"] == "gpu-override-unmatched"
 
 
 # 5 ------------------------------------------------------------------ A2 power far above TDP
@@ -215,7 +220,8 @@ def test_csv_extra_cells_skipped_short_rows_warned(tmp_path):
     res = load_records(p)
     assert [r.id for r in res.records] == ["c2", "c3"]
     assert res.problems[0].index == "0 (line 2)" and "4 cells for 3 columns" in res.problems[0].message
-    assert len(res.warnings) == 1 and "record 1 (line 3)" in res.warnings[0] and "notes" in res.warnings[0]
+    assert len(res.warnings) == 1 and res.warnings[0].code == "csv-missing-cells"
+    assert "record 1 (line 3)" in res.warnings[0].message and "notes" in res.warnings[0].message
 
 
 # 8 ------------------------------------------------------------------ --max-bytes
@@ -324,7 +330,7 @@ def test_booleans_are_not_numbers(patch, loc):
 def test_errors_are_plain_sentences(tmp_path, capsys):
     p = _write(tmp_path, "records.csv", "id,tok_s_decode,power_w\na,5,\nb,6,\nc,7,\nd,lots,\ne,5,lots\n")
     rep = audit_files([p])
-    msgs = [f"{s['file']}: record {s['index']}: field {s['field']}: {s['message']}" for s in rep.skipped]
+    msgs = [f"{s.file}: record {s.index}: field {s.field}: {s.message}" for s in rep.skipped]
     assert msgs[0].endswith("records.csv: record 3: field tok_s_decode: expected a number, got 'lots'")
     assert "record 4: field power_w: expected numbers separated by ';', got 'lots'" in msgs[1]
     for m in msgs:

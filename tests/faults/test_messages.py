@@ -153,5 +153,8 @@ def test_runs_calls_damaged_what_show_calls_damaged(tmp_path, cli, column, value
     assert cli("show", str(good), "--db", str(db))[0] == 0
     code, out, err = cli("runs", "--db", str(db), "--json")
     assert code == 0
-    assert [r["id"] for r in json.loads(out)] == [good]  # before: the damaged row listed as intact
-    assert f"run {bad} in" in err and "damaged" in err
+    doc = json.loads(out)
+    assert [r["id"] for r in doc["runs"]] == [good]  # before: the damaged row listed as intact
+    assert [d["id"] for d in doc["damaged"]] == [bad]
+    # --json: the damaged run is a warning inside the document (the sink), not a stderr line
+    assert doc["warnings"][0]["code"] == "damaged-run-skipped" and f"run {bad} in" in doc["warnings"][0]["message"]

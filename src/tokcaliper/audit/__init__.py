@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
+from tokcaliper.audit.attribution import AttributionPlan
 from tokcaliper.audit.diff import DiffResult, diff_records
 from tokcaliper.audit.importers import (
     DEFAULT_MAX_BYTES,
@@ -23,12 +24,13 @@ from tokcaliper.audit.importers import (
     parse_record_ref,
     read_model_file,
 )
-from tokcaliper.audit.runner import AuditOptions, AuditReport, audit_records
+from tokcaliper.audit.runner import AuditOptions, AuditReport, SkippedRecord, audit_records
 from tokcaliper.errors import InputError
 from tokcaliper.model.record import Record
+from tokcaliper.model.warnings import Caveat
 
 __all__ = ["load_record_ref", "audit_files", "audit_records", "diff_files", "diff_records", "AuditOptions", "AuditReport",
-           "DiffResult", "load_records"]
+           "DiffResult", "load_records", "plan_files"]
 
 
 def audit_files(paths: list[Path], options: AuditOptions | None = None,
@@ -47,12 +49,12 @@ def audit_files(paths: list[Path], options: AuditOptions | None = None,
     if not result.records:
         first = "; ".join(str(p) for p in result.problems[:3])
         raise InputError(f"no valid record in {', '.join(result.files) or 'input'}" + (f": {first}" if first else ""))
-    report = audit_records(result.records, opts, skipped=[asdict(p) for p in result.problems])
+    report = audit_records(result.records, opts, skipped=[SkippedRecord(**asdict(p)) for p in result.problems])
     report.warnings = result.warnings + report.warnings
     return report
 
 
-def _one(ref: str, max_bytes: int, warnings: list[str]) -> Record:
+def _one(ref: str, max_bytes: int, warnings: list[Caveat]) -> Record:
     path, idx = parse_record_ref(ref)
     result = load_records([path], max_bytes=max_bytes)
     warnings += result.warnings
@@ -67,13 +69,13 @@ def _one(ref: str, max_bytes: int, warnings: list[str]) -> Record:
     raise InputError(str(bad[0]) if bad else f"{ref}: no record with index {idx}")
 
 
-def load_record_ref(ref: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Record, list[str]]:
+def load_record_ref(ref: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Record, list[Caveat]]:
     """One record from ``FILE`` or ``FILE#INDEX``, with the importer's warnings.
 
     Raises:
         InputError: unreadable file, ambiguous or missing record.
     """
-    warnings: list[str] = []
+    warnings: list[Caveat] = []
     return _one(ref, max_bytes, warnings), warnings
 
 
@@ -83,7 +85,26 @@ def diff_files(ref_a: str, ref_b: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Di
     Raises:
         InputError: unreadable file, ambiguous or missing record.
     """
-    warnings: list[str] = []
+    warnings: list[Caveat] = []
     d = diff_records(_one(ref_a, max_bytes, warnings), _one(ref_b, max_bytes, warnings))
     d.warnings = warnings
     return d
+
+
+def plan_files(ref_a: str, ref_b: str, out: Path, *, runs_per_arm: int | None = None, cv: float = 0.05,
+               effect: float = 0.05, metric: str | None = None,
+               max_bytes: int = DEFAULT_MAX_BYTES) -> AttributionPlan:
+    """``diff --plan``: load one record from each reference and write their attribution plan (A8).
+
+    See :func:`tokcaliper.audit.attribution.write_plan` for the runs per arm.
+
+    Raises:
+        InputError: unreadable file, ambiguous or missing record, nothing to plan,
+            ``out`` not writable.
+    """
+    from tokcaliper.audit.attribution import write_plan
+
+    warnings: list[Caveat] = []
+    a, b = _one(ref_a, max_bytes, warnings), _one(ref_b, max_bytes, warnings)
+    return write_plan(a, b, out, runs_per_arm=runs_per_arm, cv=cv, effect=effect, metric=metric,
+                      warnings=warnings)

@@ -35,15 +35,22 @@ import json
 import math
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Literal
 
-from tokcaliper.audit.diff import diff_records
+from pydantic import BaseModel, Field, computed_field
+
+from tokcaliper.audit.diff import KnobValue, diff_records
 from tokcaliper.audit.launch import _tokens
 from tokcaliper.errors import InputError
 from tokcaliper.model.record import Record
+from tokcaliper.model.run import Run
+from tokcaliper.model.warnings import RUNS_LEFT_OUT, Caveat
 
-__all__ = ["Attribution", "Contribution", "ExperimentPlan", "analyse_attribution", "plan_experiment"]
+__all__ = ["ArmSummary", "Attribution", "AttributionPlan", "Contribution", "ExperimentPlan", "PlanKnob",
+           "analyse_attribution", "attribute_runs", "plan_experiment"]
 
 #: Flags grouped into one knob (the first name is the knob's label).
 KNOB_GROUPS: dict[str, tuple[str, ...]] = {
@@ -188,6 +195,23 @@ def _toml_str(s: str) -> str:
     return json.dumps(s, ensure_ascii=True)
 
 
+class PlanKnob(BaseModel):
+    """One knob of an attribution plan, with one arm of its own.
+
+    Attributes:
+        knob: its label (``"quantization"``, ``"context length"`` …).
+        flags: the launch-flag group that sets it (``"model file"``); ``None`` for a
+            switch plan (records without launch commands).
+        a, b: its value in record A and in record B (the flags as written,
+            ``"(unset)"`` when a command does not give them; a record's field for a switch plan).
+    """
+
+    knob: str
+    flags: str | None = None
+    a: KnobValue
+    b: KnobValue
+
+
 @dataclass
 class ExperimentPlan:
     """A generated experiment file.
@@ -205,10 +229,67 @@ class ExperimentPlan:
 
     text: str
     arms: list[str]
-    knobs: list[dict[str, Any]]
+    knobs: list[PlanKnob]
     unplannable: list[str]
     kind: str
     gaps: list[str] = field(default_factory=list)
+
+
+class AttributionPlan(BaseModel):
+    """``tokcaliper diff A B --plan``: the experiment file written, and what it measures (A8).
+
+    Attributes:
+        path: where the file was written. arms: its arm names in file order.
+        knobs: the knobs with one arm each. unplannable: knobs that differ but no launch
+            flag sets (in the residual). gaps: one sentence each (see :class:`ExperimentPlan`).
+        kind: ``"server"`` (arms with ``server_cmd``) or ``"switch"`` (TODO switch commands).
+        runs_per_arm: measured runs per arm; runs_per_arm_source: where that number came from
+            (``--runs-per-arm``, or the power-0.8 formula with its CV and effect).
+        comparable: whether plain ``diff`` calls the records comparable (A7).
+        warnings: the importer's caveats about the two record files.
+    """
+
+    path: str
+    arms: list[str]
+    knobs: list[PlanKnob]
+    unplannable: list[str]
+    gaps: list[str]
+    kind: Literal["server", "switch"]
+    runs_per_arm: int
+    runs_per_arm_source: str
+    comparable: bool
+    warnings: list[Caveat] = Field(default_factory=list)
+
+
+def write_plan(a: Record, b: Record, out: Path, *, runs_per_arm: int | None = None, cv: float = 0.05,
+               effect: float = 0.05, metric: str | None = None,
+               warnings: Sequence[Caveat] = ()) -> AttributionPlan:
+    """Write the attribution plan of records ``a`` → ``b`` to ``out`` and describe it.
+
+    Without ``runs_per_arm`` the runs per arm are those that find a true effect of
+    ``effect`` (fraction) at run-to-run CV ``cv`` with power 0.8 (two-sided t,
+    α = 0.05; :func:`tokcaliper.stats.resolution.n_power`) — not the quick
+    8·(CV/Δ)² that finds it only half the time (METHODS.md M3).
+
+    Raises:
+        InputError: the records differ in no plannable knob, or ``out`` cannot be written.
+    """
+    from tokcaliper.stats.resolution import n_power
+
+    if runs_per_arm is None:
+        n = n_power(cv, effect)
+        src = f"tokcaliper plan --cv {cv:g} --effect {effect:g}: power 0.8 (two-sided t, α = 0.05) → {n}"
+    else:
+        n, src = runs_per_arm, "--runs-per-arm"
+    p = plan_experiment(a, b, runs_per_arm=n, metric=metric, runs_source=src)
+    comparable = diff_records(a, b).comparable
+    try:
+        out.write_text(p.text, encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot write {out}: {e.strerror or e}") from None
+    return AttributionPlan(path=str(out), arms=p.arms, knobs=p.knobs, unplannable=p.unplannable, gaps=p.gaps,
+                           kind="switch" if p.kind == "switch" else "server", runs_per_arm=n,
+                           runs_per_arm_source=src, comparable=comparable, warnings=list(warnings))
 
 
 def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int = 1, metric: str | None = None,
@@ -242,7 +323,7 @@ def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int
         "# After `tokcaliper experiment run THIS_FILE`, `tokcaliper attribute EXPERIMENT_ID` reports each knob's",
         "# contribution log(arm A+knob / A) with its CI and the residual log(B/A) − Σ contributions.",
     ]
-    knobs: list[dict[str, Any]] = []
+    knobs: list[PlanKnob] = []
     gaps: list[str] = []
     arms_toml: list[str] = []
     arm_names: list[str] = []
@@ -258,16 +339,16 @@ def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int
         requant = same_model and (a.quantization.weights or "") != (b.quantization.weights or "")
         for k in changed:
             label = "quantization" if k == "model file" and requant else k
-            knobs.append({"knob": label, "flags": k, "a": _show(va.get(k)), "b": _show(vb.get(k))})
+            knobs.append(PlanKnob(knob=label, flags=k, a=_show(va.get(k)), b=_show(vb.get(k))))
         cmd_knobs = {"model file": "quantization", "quantization": "quantization", "draft model": "draft model", "KV cache dtype": "KV cache dtype",
                      "context length": "context length", "draft window": "draft window k", "split mode": "split mode"}
-        covered = {cmd_knobs[k["knob"]] for k in knobs if k["knob"] in cmd_knobs}
+        covered = {cmd_knobs[k.knob] for k in knobs if k.knob in cmd_knobs}
         unplannable = [k.name for k in d.knobs if k.differs and k.matters and k.name not in covered
                        and k.name not in ("model",) and not k.name.startswith("launch flag ")]
         values = {k.name: (k.a, k.b) for k in d.knobs}
         gaps = [f"{name}: cannot be set by a launch flag ({_given(values[name][0])} → "
                 f"{_given(values[name][1])}) — measure B as its own arm" for name in unplannable]
-        arms = [("A", ca)] + [(f"A+{k['knob']}", _apply(ca, cb, k["flags"])) for k in knobs] + [("B", cb)]
+        arms = [("A", ca)] + [(f"A+{k.knob}", _apply(ca, cb, k.flags or "")) for k in knobs] + [("B", cb)]
         for name, c in arms:
             arm_names.append(name)
             cmd = _render(_with_placeholders(c))
@@ -286,17 +367,17 @@ def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int
         kind = "switch"
         differing = [k for k in d.knobs if k.differs and k.matters]
         for k in differing:
-            knobs.append({"knob": k.name, "a": k.a, "b": k.b})
+            knobs.append(PlanKnob(knob=k.name, a=k.a, b=k.b))
         lines.append("# TODO: the records carry no launch commands, so every arm is a switch arm whose `switch` "
                      "command you must write")
         lines.append("# (it must put the live server into the arm's state); each TODO command fails until replaced.")
-        state = {k["knob"]: k["a"] for k in knobs}
+        state = {k.knob: k.a for k in knobs}
         arm_states = [("A", dict(state))]
         for k in knobs:
             s = dict(state)
-            s[k["knob"]] = k["b"]
-            arm_states.append((f"A+{k['knob']}", s))
-        arm_states.append(("B", {k["knob"]: k["b"] for k in knobs}))
+            s[k.knob] = k.b
+            arm_states.append((f"A+{k.knob}", s))
+        arm_states.append(("B", {k.knob: k.b for k in knobs}))
         for name, s in arm_states:
             arm_names.append(name)
             desc = ", ".join(f"{kk}={vv}" for kk, vv in s.items())
@@ -307,7 +388,7 @@ def plan_experiment(a: Record, b: Record, *, runs_per_arm: int, warmup_runs: int
     if not knobs:
         raise InputError("the two records differ in no knob a plan could change: nothing to attribute")
     lines.append("# knobs, one arm each: " + "; ".join(
-        f"{k['knob']}: {_given(k['a'])} → {_given(k['b'])}" for k in knobs))
+        f"{k.knob}: {_given(k.a)} → {_given(k.b)}" for k in knobs))
     if unplannable:
         lines.append("# differ but no launch flag sets them (in the residual): " + ", ".join(unplannable))
     head = [f"name = {_toml_str(f'attribution {a.label()} → {b.label()}')}"]
@@ -331,15 +412,15 @@ def _show(v: list[tuple[str, str | None]] | None) -> str:
 # ------------------------------------------------------------------ analysis
 
 
-@dataclass
-class Contribution:
-    """One knob's (or the residual's) effect on the metric, log scale and percent.
+class Contribution(BaseModel):
+    """One knob's (or the residual's, or the total's) effect on the metric, log scale and percent.
 
     Attributes:
         knob: the knob (``"residual"`` for what the knobs leave unexplained, ``"total"`` for B/A).
-        log_effect: the log-ratio; ci_low/ci_high: its CI (log scale).
-        percent, percent_low, percent_high: exp(·) − 1, × 100.
-        df: Welch–Satterthwaite degrees of freedom. n: runs per arm used.
+        log_effect: the log-ratio (dimensionless); ci_low, ci_high: its CI (log scale).
+        df: Welch–Satterthwaite degrees of freedom (``inf`` when every arm has zero spread).
+        n: runs used per arm.
+        percent, ci_percent: exp(·) − 1, × 100 (JSON too); ci_log: ``[ci_low, ci_high]``.
     """
 
     knob: str
@@ -349,10 +430,23 @@ class Contribution:
     df: float
     n: dict[str, int]
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ci_log(self) -> tuple[float, float]:
+        """``(ci_low, ci_high)``, log scale."""
+        return (self.ci_low, self.ci_high)
+
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def percent(self) -> float:
         """exp(log_effect) − 1, in percent."""
         return (math.exp(self.log_effect) - 1) * 100
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ci_percent(self) -> tuple[float, float]:
+        """The CI's ends in percent."""
+        return (self.percent_low, self.percent_high)
 
     @property
     def percent_low(self) -> float:
@@ -363,6 +457,14 @@ class Contribution:
     def percent_high(self) -> float:
         """Upper CI end in percent."""
         return (math.exp(self.ci_high) - 1) * 100
+
+
+class ArmSummary(BaseModel):
+    """One arm's metric values: n, mean (the metric's unit) and CV (sample sd / mean)."""
+
+    n: int
+    mean: float
+    cv: float
 
 
 def _pc(log_effect: float) -> str:
@@ -414,9 +516,18 @@ def attribution_closing(res: "Attribution") -> list[str]:
                   f"its observed {_pc(c.log_effect)}; stop if a change that size does not matter"]
 
 
-@dataclass
-class Attribution:
-    """``tokcaliper attribute`` output."""
+class Attribution(BaseModel):
+    """``tokcaliper attribute``: each knob's contribution, the residual and the total (A8).
+
+    Attributes:
+        experiment: the experiment id. metric: the registry metric analysed.
+        alpha: two-sided level of the CIs (0.05 → 95% CIs).
+        contributions: one per ``A+<knob>`` arm, in the plan's order.
+        residual: B/A minus the knobs (interactions and knobs no flag set).
+        total: B/A. arms: per arm, n, mean and CV of the metric.
+        warnings: caveats (runs left out), printed by the warning sink.
+        closing: the ``result:`` and ``next:`` lines (:func:`attribution_closing`; JSON too).
+    """
 
     experiment: str
     metric: str
@@ -424,18 +535,14 @@ class Attribution:
     contributions: list[Contribution]
     residual: Contribution
     total: Contribution
-    arms: dict[str, dict[str, float]] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    arms: dict[str, ArmSummary] = Field(default_factory=dict)
+    warnings: list[Caveat] = Field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON form: every figure with its CI and n."""
-        def c(x: Contribution) -> dict[str, Any]:
-            return {"knob": x.knob, "log_effect": x.log_effect, "ci_log": [x.ci_low, x.ci_high],
-                    "percent": x.percent, "ci_percent": [x.percent_low, x.percent_high], "df": x.df, "n": x.n}
-        return {"experiment": self.experiment, "metric": self.metric, "alpha": self.alpha,
-                "contributions": [c(x) for x in self.contributions], "residual": c(self.residual),
-                "total": c(self.total), "arms": self.arms, "warnings": self.warnings,
-                "closing": attribution_closing(self)}
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def closing(self) -> list[str]:
+        """The closing lines, from the figures (:func:`attribution_closing`)."""
+        return attribution_closing(self)
 
 
 def _linear(knob: str, weights: dict[str, float], logs: dict[str, list[float]], alpha: float) -> Contribution:
@@ -455,7 +562,8 @@ def _linear(knob: str, weights: dict[str, float], logs: dict[str, list[float]], 
     se = math.sqrt(var)
     df = (var * var / denom) if denom > 0 else float("inf")
     t = float(stats.t.ppf(1 - alpha / 2, df)) if math.isfinite(df) else float(stats.norm.ppf(1 - alpha / 2))
-    return Contribution(knob, est, est - t * se, est + t * se, df, {a: len(logs[a]) for a in weights})
+    return Contribution(knob=knob, log_effect=est, ci_low=est - t * se, ci_high=est + t * se, df=df,
+                        n={a: len(logs[a]) for a in weights})
 
 
 def analyse_attribution(arm_values: dict[str, list[float]], experiment: str = "", metric: str = "",
@@ -494,43 +602,45 @@ def analyse_attribution(arm_values: dict[str, list[float]], experiment: str = ""
         n = len(vals)
         m = sum(vals) / n
         sd = math.sqrt(sum((v - m) ** 2 for v in vals) / (n - 1))
-        arms[arm] = {"n": n, "mean": m, "cv": sd / m}
-    return Attribution(experiment, metric, alpha, contribs, residual, total, arms)
+        arms[arm] = ArmSummary(n=n, mean=m, cv=sd / m)
+    return Attribution(experiment=experiment, metric=metric, alpha=alpha, contributions=contribs,
+                       residual=residual, total=total, arms=arms)
 
 
-def attribute_experiment(db: str, exp_id: str, alpha: float = 0.05) -> Attribution:
-    """Read a stored experiment (``Store(db).get_experiment``) and attribute its runs.
+def attribute_runs(experiment: str, runs: Sequence[Run], *, arms: Sequence[str] = (),
+                   metric: str | None = None, alpha: float = 0.05) -> Attribution:
+    """Attribute an experiment's stored runs (the CLI reads them from the store).
 
     Only valid, non-warm-up runs count; the metric is the experiment's own
     (``metric`` in its file; aggregate output throughput when unset), read with
-    :func:`tokcaliper.model.metrics.get_metric`.
+    :func:`tokcaliper.model.metrics.get_metric`. Runs left out become one
+    :data:`~tokcaliper.model.warnings.RUNS_LEFT_OUT` caveat.
+
+    Args:
+        experiment: the experiment's id (a label). runs: its runs, any arm, any order.
+        arms: the arms its file declares (so an arm without a run is named in the error).
+        metric: registry name of the metric, ``None`` for the default. alpha: the CIs' level.
 
     Raises:
-        StoreError: the database is missing or not a tokcaliper database.
-        InputError: no such experiment, or as :func:`analyse_attribution`.
+        InputError: an unknown metric, or as :func:`analyse_attribution`.
     """
     from tokcaliper.model.metrics import get_metric
-    from tokcaliper.store import Store
 
-    # A missing or unusable database is a StoreError (exit 4), as for every other reader.
-    with Store(db, create=False) as s:
-        exp = s.get_experiment(exp_id)
-        runs = s.session_runs(exp.id)
-    metric_name = exp.spec.get("metric") or "aggregate_output_tok_s"
-    metric = get_metric(metric_name)
-    values: dict[str, list[float]] = {a["name"]: [] for a in exp.spec.get("arms", [])}
+    metric_name = metric or "aggregate_output_tok_s"
+    m = get_metric(metric_name)
+    values: dict[str, list[float]] = {a: [] for a in arms}
     skipped = 0
     for r in runs:
         if not r.valid or r.warmup_run:
             skipped += 1
             continue
-        v = metric.extract(r.metrics)
+        v = m.extract(r.metrics)
         if v is None:
             skipped += 1
             continue
         values.setdefault(r.arm, []).append(float(v))
-    out = analyse_attribution(values, experiment=exp.id, metric=metric_name, alpha=alpha,
-                              higher_is_better=metric.better == "higher")
+    out = analyse_attribution(values, experiment=experiment, metric=metric_name, alpha=alpha,
+                              higher_is_better=m.better == "higher")
     if skipped:
-        out.warnings.append(f"{skipped} run(s) left out: warm-up, invalid or without {metric_name}")
+        out.warnings.append(RUNS_LEFT_OUT.caveat(n=skipped, metric=metric_name))
     return out

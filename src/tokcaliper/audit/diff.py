@@ -20,15 +20,27 @@ from tokcaliper.audit.claims import record_rate
 from tokcaliper.audit.launch import parse_launch
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.model.warnings import Caveat
 from tokcaliper.numbers import compact, fixed
 
 
+#: A knob's value as a record states it: a name, a number, a flag, or ``None`` (not given).
+KnobValue = str | bool | int | float | None
+
+
 class Knob(BaseModel):
-    """One setting of both records."""
+    """One setting of both records.
+
+    Attributes:
+        name: the knob (``"context length"``, ``"launch flag threads"`` …).
+        a, b: its value in record A and B (``None``: the record does not give it).
+        differs: the values differ (after normalising case and ``-``/``_``).
+        matters: a difference makes a ratio of the two records meaningless (A7).
+    """
 
     name: str
-    a: Any
-    b: Any
+    a: KnobValue
+    b: KnobValue
     differs: bool
     matters: bool
 
@@ -42,7 +54,7 @@ class DiffResult(BaseModel):
     comparable: bool
     verdict: Verdict
     ratio_b_over_a: float | None
-    warnings: list[str] = []
+    warnings: list[Caveat] = []
 
 
 def _norm(v: Any) -> Any:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import inspect
 from types import ModuleType
 
+from pydantic import BaseModel, JsonValue
+
 from tokcaliper.audit import constants, diff, importers
 from tokcaliper.audit.checks import RECORD_CHECKS, a2_power, a3_roofline, a4_batch_curve
 from tokcaliper.audit.facts import gpus, params, quant
@@ -83,13 +85,27 @@ def known_checks() -> list[str]:
     return list(_MODULES)
 
 
-def explain(check: str) -> dict[str, object]:
-    """Explanation of one check.
+class CheckExplanation(BaseModel):
+    """``tokcaliper audit --explain CHECK``: what a check does and its constants.
 
-    Returns:
-        ``{"check", "title", "text", "method", "constants"}``; ``method`` names
-        the section of ``docs/METHODS.md`` (e.g. ``"docs/METHODS.md A3"``),
-        which the text's last line also cites.
+    Attributes:
+        check: the code (``"A3"``). title: its name. text: what it does, for users.
+        method: the section of ``docs/METHODS.md`` (e.g. ``"docs/METHODS.md A3"``),
+            which the text's last line also cites.
+        constants: the check's constants by name (numbers, tables of GPUs and formats).
+        detail: the modules' docstrings (formulas, thresholds, sources).
+    """
+
+    check: str
+    title: str
+    text: str
+    method: str
+    constants: dict[str, JsonValue]
+    detail: str
+
+
+def explain(check: str) -> CheckExplanation:
+    """Explanation of one check (:class:`CheckExplanation`).
 
     Raises:
         InputError: unknown check code.
@@ -113,5 +129,14 @@ def explain(check: str) -> dict[str, object]:
     if code == "A3":
         consts["KQUANT_MIX_BITS"] = quant.KQUANT_MIX_BITS
         consts["OTHER_FORMATS"] = {k: {"bits": b, "source": s} for k, (b, s) in quant.OTHER_FORMATS.items()}
-    return {"check": code, "title": title, "text": text, "method": method, "constants": consts,
-            "detail": detail}
+    return CheckExplanation(check=code, title=title, text=text, method=method,
+                            constants={k: _plain_json(v) for k, v in consts.items()}, detail=detail)
+
+
+def _plain_json(v: object) -> object:
+    """A constant as JSON data: tuples (ranges like ``(2.7, 4.6)``) become lists, recursively."""
+    if isinstance(v, (tuple, list)):
+        return [_plain_json(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain_json(x) for k, x in v.items()}
+    return v

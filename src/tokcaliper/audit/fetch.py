@@ -19,6 +19,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -283,3 +284,26 @@ def fetch_to_file(url: str, dest_dir: Path | None = None, max_bytes: int = 256 *
     path.write_bytes(body)
     return FetchResult(url=url, path=path, size_bytes=len(body), content_type=ctype,
                        sha256=hashlib.sha256(body).hexdigest())
+
+
+def resolve_inputs(items: Sequence[str], dest_dir: Path | None = None, *, max_bytes: int = 256 * 1024 * 1024,
+                   timeout_s: float = DEFAULT_TIMEOUT_S,
+                   on_saved: Callable[[FetchResult], None] | None = None) -> list[Path]:
+    """The files ``audit`` reads: each item as a path, a URL downloaded first (:func:`fetch_to_file`).
+
+    ``on_saved`` is called with each download as soon as it is saved (the CLI says where,
+    on stderr), so a later failure still leaves the saved path on record.
+
+    Raises:
+        InputError: as :func:`fetch_to_file`.
+    """
+    paths: list[Path] = []
+    for item in items:
+        if is_url(item):
+            got = fetch_to_file(item, dest_dir, max_bytes=max_bytes, timeout_s=timeout_s)
+            if on_saved is not None:
+                on_saved(got)
+            paths.append(got.path)
+        else:
+            paths.append(Path(item))
+    return paths

@@ -23,9 +23,8 @@ Two batch views keep the warnings meaningful:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from tokcaliper.errors import EXIT_AUDIT_FAIL, EXIT_AUDIT_INCOMPLETE
 from tokcaliper.audit.checks import RECORD_CHECKS, CheckContext, a3_roofline, a4_batch_curve
@@ -38,6 +37,7 @@ from tokcaliper.audit.facts.quant import bits_per_weight
 from tokcaliper.audit.launch import parse_launch
 from tokcaliper.model.record import Record
 from tokcaliper.model.verdict import Finding, Status, Verdict
+from tokcaliper.model.warnings import Caveat
 from tokcaliper.numbers import compact
 
 CHECK_ORDER = ("A1", "A2", "A3", "A4", "A5", "A6", "A10", "A11")
@@ -75,11 +75,11 @@ class RecordAudit(BaseModel):
 
     label: str
     file: str | None = None
-    index: Any = None
+    index: int | str | None = None
     status: Status
     verdicts: list[Verdict]
     assumptions: list[str] = Field(default_factory=list)
-    facts: dict[str, Any] = Field(default_factory=dict)
+    facts: dict[str, JsonValue] = Field(default_factory=dict)
     source_wide: list[str] = Field(default_factory=list)
     roofline: Roofline | None = Field(default=None, exclude=True)
 
@@ -127,6 +127,21 @@ class SourceFinding(BaseModel):
     records: int
 
 
+class SkippedRecord(BaseModel):
+    """A record the importer skipped as malformed (:class:`~tokcaliper.audit.importers.base.Problem`).
+
+    Attributes:
+        file: the file as given. index: its position in the file (with ``" (line N)"``
+            for a line that could not be parsed). field: the field at fault (empty: the
+            record as a whole). message: why, in plain words.
+    """
+
+    file: str
+    index: int | str
+    field: str
+    message: str
+
+
 class AuditReport(BaseModel):
     """Everything ``tokcaliper audit`` prints, text or JSON.
 
@@ -140,8 +155,8 @@ class AuditReport(BaseModel):
     summary: list[CheckCount]
     suspects: list[Suspect]
     source_findings: list[SourceFinding] = Field(default_factory=list)
-    skipped: list[dict[str, Any]] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    skipped: list[SkippedRecord] = Field(default_factory=list)
+    warnings: list[Caveat] = Field(default_factory=list)
     unchecked: list[str] = Field(default_factory=list)
     exit_code: int = 0
 
@@ -213,7 +228,7 @@ def _record_verdicts(ctx: CheckContext) -> tuple[list[Verdict], Roofline | None]
     return verdicts, roof
 
 
-def _facts(ctx: CheckContext) -> dict[str, Any]:
+def _facts(ctx: CheckContext) -> dict[str, JsonValue]:
     return {
         "gpu": ctx.gpu.name if ctx.gpu else None,
         "gpu_error": ctx.gpu_error,
@@ -230,7 +245,7 @@ def _facts(ctx: CheckContext) -> dict[str, Any]:
 
 
 def audit_records(records: list[Record], options: AuditOptions | None = None,
-                  skipped: list[dict[str, Any]] | None = None) -> AuditReport:
+                  skipped: list[SkippedRecord] | None = None) -> AuditReport:
     """Audit a batch.
 
     Args:

@@ -43,10 +43,12 @@ def version(
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """Print tokcaliper's version."""
-    from tokcaliper import __version__
+    from tokcaliper.model.version import version_info
     from tokcaliper.report.output import emit
+    from tokcaliper.report.version_view import render_version
 
-    emit({"version": __version__}, json_out, lambda console: console.print(__version__))
+    info = version_info()
+    emit(info, json_out, lambda console: render_version(console, info))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,31 +1,27 @@
-"""CLI: ``tokcaliper audit`` and ``tokcaliper diff`` (METHODS.md Part A).
+"""CLI: ``tokcaliper audit``, ``diff`` and ``attribute`` (METHODS.md Part A).
 
-Thin: parse arguments, call one function in :mod:`tokcaliper.audit`, render
-with :mod:`tokcaliper.report.audit_view`. Exit codes: 0 all pass/warn, 10 any
-record fails (diff: 11 not comparable), 2 input errors (including records skipped
-as malformed when none fails), 12 none fails but not every check could run.
+Thin: parse arguments, call one function in :mod:`tokcaliper.audit` that returns a
+typed result, emit it (text: :mod:`tokcaliper.report.audit_view`; ``--json``: its
+dump; its caveats through the warning sink). ``attribute`` reads the store here
+and hands the runs to :func:`tokcaliper.audit.attribution.attribute_runs`.
+
+Exit codes: 0 all pass/warn, 10 any record fails (diff: 11 not comparable), 2 input
+errors (including records skipped as malformed when none fails), 12 none fails but
+not every check could run.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 
 from tokcaliper.cli._app import JSON_HELP, app
-from tokcaliper.report.text import plain
 from tokcaliper.errors import EXIT_NOT_COMPARABLE, InputError
 
 _BW_HELP = "Spec memory bandwidth in GB/s, for every GPU or one: 1792 or 'RTX 5090=1792'. Repeatable."
 _ACH_HELP = "Measured achievable bandwidth in GB/s (preferred by A3 over the spec sheet); NUMBER or NAME=NUMBER."
 _TDP_HELP = "TDP per GPU in W, for every GPU or one: 575 or 'RTX 5090=575'. Repeatable."
-
-
-def _warn(lines: list[str]) -> None:
-    """Warnings go to stderr, one line each, so ``--json`` output stays clean."""
-    for line in lines:
-        print(f"tokcaliper: warning: {plain(line)}", file=sys.stderr)
 
 
 @app.command("audit")
@@ -72,25 +68,17 @@ def audit_cmd(
         return
     if not files:
         raise InputError("give at least one record file (or --explain CHECK)")
-    from tokcaliper.audit.fetch import fetch_to_file, is_url
+    from tokcaliper.audit.fetch import resolve_inputs
     from tokcaliper.audit.importers import check_max_bytes
 
     check_max_bytes(max_bytes)
-    paths: list[Path] = []
-    for f in files:
-        if is_url(f):
-            got = fetch_to_file(f, save_dir, max_bytes=max_bytes, timeout_s=timeout)
-            print(f"tokcaliper: saved {f} ({got.size_bytes} bytes, sha256 {got.sha256[:12]}) to {got.path}",
-                  file=sys.stderr)
-            paths.append(got.path)
-        else:
-            paths.append(Path(f))
+    paths = resolve_inputs(files, save_dir, max_bytes=max_bytes, timeout_s=timeout,
+                           on_saved=audit_view.render_saved)
     overrides = GPUOverrides.from_options(bandwidth, achievable, tdp)
     if host_bandwidth is not None and not host_bandwidth > 0:
         raise InputError(f"--host-bandwidth must be > 0 GB/s, got {host_bandwidth}")
     report = audit_files(paths, AuditOptions(gpu=overrides, host_bandwidth_gb_s=host_bandwidth),
                          max_bytes=max_bytes, model_file=model_file)
-    _warn(report.warnings)
     emit(report, as_json, lambda c: audit_view.render_report(c, report, brief=brief))
     if report.exit_code:
         raise typer.Exit(report.exit_code)
@@ -115,59 +103,18 @@ def diff_cmd(
     toward B, plus A and B) for `tokcaliper experiment run`; `tokcaliper
     attribute` analyses it afterwards (A8). Exits 11 when a knob that matters differs (not comparable).
     """
-    from tokcaliper.audit import diff_files
+    from tokcaliper.audit import diff_files, plan_files
     from tokcaliper.report import audit_view
     from tokcaliper.report.output import emit
 
     if plan:
-        _write_plan(rec_a, rec_b, out, runs_per_arm, cv, effect, metric, as_json)
-        return
-    d = diff_files(rec_a, rec_b)
-    _warn(d.warnings)
-    emit(d, as_json, lambda c: audit_view.render_diff(c, d))
-    if not d.comparable:
-        raise typer.Exit(EXIT_NOT_COMPARABLE)
-
-
-def _write_plan(rec_a: str, rec_b: str, out: Path, runs_per_arm: int | None, cv: float, effect: float,
-                metric: str | None, as_json: bool) -> None:
-    import json
-
-    from tokcaliper.audit import load_record_ref
-    from tokcaliper.audit.attribution import plan_experiment
-    from tokcaliper.audit.diff import diff_records
-    from tokcaliper.stats.resolution import n_power
-
-    (a, wa), (b, wb) = load_record_ref(rec_a), load_record_ref(rec_b)
-    _warn(wa + wb)
-    if runs_per_arm is None:
-        # power 0.8, not the quick 8·(CV/Δ)² that finds a true effect only half the time (M3)
-        n = n_power(cv, effect)
-        src = f"tokcaliper plan --cv {cv:g} --effect {effect:g}: power 0.8 (two-sided t, α = 0.05) → {n}"
+        p = plan_files(rec_a, rec_b, out, runs_per_arm=runs_per_arm, cv=cv, effect=effect, metric=metric)
+        emit(p, as_json, lambda c: audit_view.render_plan(c, p))
+        comparable = p.comparable
     else:
-        n, src = runs_per_arm, "--runs-per-arm"
-    p = plan_experiment(a, b, runs_per_arm=n, metric=metric, runs_source=src)
-    comparable = diff_records(a, b).comparable
-    try:
-        out.write_text(p.text, encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot write {out}: {e.strerror or e}") from None
-    if as_json:
-        print(json.dumps({"path": str(out), "arms": p.arms, "knobs": p.knobs, "unplannable": p.unplannable,
-                          "gaps": p.gaps, "kind": p.kind, "runs_per_arm": n, "runs_per_arm_source": src,
-                          "comparable": comparable}, default=str))
-    else:
-        print(plain(f"wrote {out}: {len(p.arms)} arms ({', '.join(p.arms)}), {n} runs per arm ({src})"))
-        for k in p.knobs:
-            print(plain(f"  knob {k['knob']}: {k['a']} → {k['b']}"))
-        for g in p.gaps:
-            print(plain(f"  gap: {g} (arm B is a TODO until then)"))
-        if p.kind == "switch":
-            print("  TODO: the records have no launch commands; fill each arm's `switch` command before running")
-        print(f"run it: tokcaliper experiment run {out}; then: tokcaliper attribute EXPERIMENT_ID")
-        if not comparable:
-            print(f"exit {EXIT_NOT_COMPARABLE}: the records are not comparable as they stand (as `diff` says); "
-                  "the plan measures what separates them")
+        d = diff_files(rec_a, rec_b)
+        emit(d, as_json, lambda c: audit_view.render_diff(c, d))
+        comparable = d.comparable
     if not comparable:
         raise typer.Exit(EXIT_NOT_COMPARABLE)
 
@@ -180,38 +127,17 @@ def attribute_cmd(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Each knob's signed contribution with its CI, and the unexplained residual (A8)."""
-    import json
-
-    from tokcaliper.audit.attribution import attribute_experiment
+    from tokcaliper.audit.attribution import attribute_runs
+    from tokcaliper.report.audit_view import render_attribution
+    from tokcaliper.report.output import emit
+    from tokcaliper.store import Store
 
     if not (0 < alpha < 1):
         raise InputError(f"--alpha must be between 0 and 1 (exclusive), got {alpha}")
-    res = attribute_experiment(str(db), experiment, alpha)
-    _warn(res.warnings)
-    if as_json:
-        print(json.dumps(res.as_dict()))
-        return
-    import math
-
-    from tokcaliper.numbers import num, percent
-
-    def pc(log_effect: float) -> str:
-        return percent(math.exp(log_effect) - 1, signed=True)
-
-    level = f"{(1 - alpha) * 100:g}% CI"
-    print(f"attribution of {res.metric} in experiment {res.experiment} (log-ratios, Welch {level})")
-    for arm, s in res.arms.items():
-        print(f"  arm {plain(arm)}: mean {num(s['mean'], 4)} (n={s['n']}, CV {percent(s['cv'])})")
-    width = max(len(c.knob) for c in res.contributions + [res.residual, res.total])
-    for c in res.contributions:
-        print(f"  {c.knob:<{width}}  {pc(c.log_effect)}  [{pc(c.ci_low)}, {pc(c.ci_high)}]")
-    r = res.residual
-    print(f"  {'unexplained':<{width}}  {pc(r.log_effect)}  [{pc(r.ci_low)}, {pc(r.ci_high)}]"
-          "  (B/A minus the knobs: interactions and knobs no flag set)")
-    t = res.total
-    print(f"  {'total B/A':<{width}}  {pc(t.log_effect)}  [{pc(t.ci_low)}, {pc(t.ci_high)}]")
-    from tokcaliper.audit.attribution import attribution_closing
-
-    print()
-    for line in attribution_closing(res):
-        print(line)
+    # A missing or unusable database is a StoreError (exit 4), as for every other reader.
+    with Store(db, create=False) as store:
+        exp = store.get_experiment(experiment)
+        runs = store.session_runs(exp.id)
+    res = attribute_runs(exp.id, runs, arms=[a["name"] for a in exp.spec.get("arms", [])],
+                         metric=exp.spec.get("metric"), alpha=alpha)
+    emit(res, as_json, lambda c: render_attribution(c, res))

@@ -24,42 +24,17 @@ def export(
 
     The samples table is what `compare --csv` reads: pairs are the experiment's blocks.
     """
-    from tokcaliper.experiment.analysis import comparison_metrics
-    from tokcaliper.experiment.export import export_tables
-    from tokcaliper.experiment.spec import ExperimentSpec
-    from tokcaliper.report.export import write_export
+    from tokcaliper.experiment.export import export_from_store, export_summary
+    from tokcaliper.model.stored import damaged_caveats
+    from tokcaliper.report.export import render_export, write_export
     from tokcaliper.report.output import emit
     from tokcaliper.store import Store
 
     if (experiment is None) == (session is None):
         raise InputError("give an experiment id or --session NAME (one of them)")
     with Store(db, create=False) as store:
-        if experiment is not None:
-            row = store.get_experiment(experiment)
-            spec = ExperimentSpec.model_validate(row.spec)
-            runs = store.session_runs(row.id, with_requests=True)
-            tables = export_tables(runs, source=f"experiment {row.id}", arms=[a.name for a in spec.arms],
-                                   n_arms=len(spec.arms), order=spec.order,
-                                   metrics=comparison_metrics(spec.metric))
-            name = row.id
-        else:
-            runs = store.session_runs(session, with_requests=True)  # type: ignore[arg-type]
-            if not runs:
-                raise InputError(f"no runs in session {session!r} (see `tokcaliper runs`)")
-            tables = export_tables(runs, source=f"session {session}")
-            name = str(session)
-        from tokcaliper.cli.runs import warn_damaged
-
-        warn_damaged(store)
+        tables, name = export_from_store(store, experiment, session)
+        damaged = damaged_caveats(store.damaged)
     paths = write_export(tables, output or Path(f"tokcaliper-{name}"), fmt)
-    payload = {"source": tables.source, "format": fmt, "files": [str(p) for p in paths],
-               "runs": len(tables.runs), "samples": len(tables.samples),
-               "requests": len(tables.requests)}
-
-    def render(console) -> None:  # type: ignore[no-untyped-def]
-        console.print(f"{tables.source}: {len(tables.runs)} runs, {len(tables.samples)} samples, "
-                      f"{len(tables.requests)} requests", markup=False)
-        for p in paths:
-            console.print(f"  wrote {p}", markup=False)
-
-    emit(payload, json_out, render)
+    result = export_summary(tables, paths, fmt, warnings=damaged)
+    emit(result, json_out, lambda console: render_export(console, result))

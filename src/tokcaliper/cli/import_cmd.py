@@ -1,8 +1,11 @@
 """CLI: ``tokcaliper import`` — peer tools' result files stored as runs (issue 20).
 
 Thin: :func:`tokcaliper.audit.importers.run_files.read_runs` reads and maps
-the files (every file first: one that fails stores nothing), then each run is
-stored with :func:`tokcaliper.audit.importers.runs.to_run`.
+the files (every file first: one that fails stores nothing),
+:func:`~tokcaliper.audit.importers.run_files.runs_to_store` numbers them after the
+session's runs, the store saves them, and
+:func:`~tokcaliper.audit.importers.run_files.import_summary` is the result
+(rendered by :mod:`tokcaliper.report.import_view`).
 """
 
 from __future__ import annotations
@@ -34,71 +37,26 @@ def import_cmd(
     benchmark. Records that cannot be read are skipped and listed.
     """
     from tokcaliper import __version__
-    from tokcaliper.audit.importers.run_files import read_runs
-    from tokcaliper.audit.importers.runs import to_run
+    from tokcaliper.audit.importers.run_files import import_session_name, import_summary, read_runs, runs_to_store
+    from tokcaliper.load.summary import summarize
     from tokcaliper.model.timestamps import utc_now_iso
-    from tokcaliper.numbers import num
+    from tokcaliper.report.import_view import render_import
     from tokcaliper.report.output import emit
-    from tokcaliper.report.text import esc, plain
     from tokcaliper.store import Store
 
     if arm is not None and not arm.strip():
         raise InputError("--arm must not be empty")
-    from tokcaliper.load.summary import summarize
-
     found = read_runs(files, summarize)
     if not found.runs:
         raise InputError(f"no run found in {', '.join(map(str, files))}" +
                          (f" ({len(found.skipped)} record(s) skipped: {found.skipped[0]})" if found.skipped else ""))
-    sess = session or "import-" + utc_now_iso().replace(":", "").replace("-", "")[:15]
+    sess = session or import_session_name(utc_now_iso())
     cmd = shlex.join(["tokcaliper", "import", *map(str, files), *(["--arm", arm] if arm else []),
                       "--session", sess, "--db", str(db)])
-    stored = []
     with Store(db) as store:
-        previous = store.session_runs(sess)
-        reps: dict[str, int] = {}
-        for r in previous:
-            reps[r.arm] = max(reps.get(r.arm, 0), r.repetition + 1)
-        position = max((r.position for r in previous if r.position is not None), default=-1) + 1
-        for p in found.runs:
-            a = arm or p.tool
-            run = to_run(p, session=sess, arm=a, repetition=reps.get(a, 0), position=position, command_line=cmd,
-                         tool_version=__version__)
-            reps[a] = reps.get(a, 0) + 1
-            position += 1
+        runs = runs_to_store(found, session=sess, arm=arm, previous=store.session_runs(sess),
+                             command_line=cmd, tool_version=__version__)
+        for run in runs:
             store.save_run(run)
-            stored.append(run)
-    payload = {"session": sess, "db": str(db),
-               "runs": [{"id": r.id, "arm": r.arm, "repetition": r.repetition, "tool": r.source.tool,  # type: ignore[union-attr]
-                         "tool_version": r.source.tool_version, "file": r.source.file,  # type: ignore[union-attr]
-                         "benchmark": r.source.benchmark, "completed": r.metrics.completed,  # type: ignore[union-attr]
-                         "requests_stored": len(r.requests),
-                         "aggregate_output_tok_s": r.metrics.aggregate_output_tok_s,
-                         "ttft_p50_ms": None if r.metrics.ttft_s.p50 is None else r.metrics.ttft_s.p50 * 1000,
-                         "notes": r.source.notes} for r in stored],  # type: ignore[union-attr]
-               "skipped": found.skipped, "files": found.files}
-
-    def render(console) -> None:  # type: ignore[no-untyped-def]
-        from rich.table import Table
-
-        t = Table(title=f"{len(stored)} run(s) imported into session {esc(sess)} of {esc(db)}",
-                  title_justify="left")
-        for col in ("id", "arm", "rep", "tool", "benchmark", "n", "samples", "agg tok/s", "TTFT p50 ms"):
-            t.add_column(col, justify="right" if col not in ("arm", "tool", "benchmark") else "left")
-        for x in payload["runs"]:
-            t.add_row(str(x["id"]), esc(x["arm"]), str(x["repetition"] + 1),
-                      esc(f"{x['tool']} {x['tool_version'] or ''}".strip()), esc(x["benchmark"] or "-"),
-                      str(x["completed"]), str(x["requests_stored"]), num(x["aggregate_output_tok_s"], 4),
-                      num(x["ttft_p50_ms"]))
-        console.print(t)
-        console.print("n = completed requests the tool reports; figures follow each tool's definitions "
-                      "(docs/import.md); `tokcaliper show ID` lists the field mapping.")
-        seen: list[str] = []
-        for x in payload["runs"]:
-            seen += [n for n in x["notes"] if n not in seen]
-        for n in seen:
-            console.print(plain(f"note: {n}"), markup=False)
-        for s in found.skipped:
-            console.print(plain(f"skipped: {s}"), markup=False)
-
-    emit(payload, as_json, render)
+    result = import_summary(found, runs, session=sess, db=str(db))
+    emit(result, as_json, lambda console: render_import(console, result))

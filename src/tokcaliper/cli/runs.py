@@ -1,28 +1,29 @@
-"""CLI: ``tokcaliper runs`` and ``tokcaliper show`` — read the results database."""
+"""CLI: ``tokcaliper runs`` and ``tokcaliper show`` — read the results database.
+
+Thin: the store builds the result (:meth:`tokcaliper.store.Store.run_list`,
+:func:`tokcaliper.model.stored.shown_run`), :mod:`tokcaliper.report.run_view`
+renders it, the warning sink prints the damaged runs skipped.
+"""
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.table import Table
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, WIDE_HELP, app
-from tokcaliper.numbers import num
-from tokcaliper.report.output import emit
-from tokcaliper.report.run_view import render_run_detail
-from tokcaliper.report.text import esc, plain
 from tokcaliper.errors import InputError
+from tokcaliper.model.stored import damaged_caveats, shown_run
+from tokcaliper.report.output import emit, warn
+from tokcaliper.report.run_view import print_record, render_run_detail, render_run_list
 from tokcaliper.store import Store
 
 
 def warn_damaged(store: Store) -> None:
-    """One stderr line per damaged run the reads skipped (the rest are shown)."""
-    for d in store.damaged:
-        print(f"tokcaliper: warning: {plain(d.reason)}; skipped", file=sys.stderr)
+    """One warning (the sink's line, stderr) per damaged run the reads skipped (the rest are shown)."""
+    for c in damaged_caveats(store.damaged):
+        warn(c)
 
 
 def open_existing(db: Path) -> Store:
@@ -41,29 +42,8 @@ def runs(
     if last is not None and last < 1:
         raise InputError(f"--last must be ≥ 1, got {last}")
     with open_existing(db) as store:
-        rows = store.list_runs(session=session, limit=last)
-        damaged = len(store.damaged)
-        warn_damaged(store)
-
-    def render(console) -> None:  # type: ignore[no-untyped-def]
-        note = f" ({damaged} damaged, not listed: see the warnings)" if damaged else ""
-        t = Table(title=f"{len(rows)} run(s) in {esc(db)}{note}", title_justify="left")
-        # The measuring tool only when some run was imported (`tokcaliper import`): a column
-        # that would read "tokcaliper" on every row is left out.
-        tools = any(r.tool != "tokcaliper" for r in rows)
-        for col in ("id", "session", "arm", "rep", *(("tool",) if tools else ()), "started (UTC)", "ok/failed",
-                    "aggregate tok/s", "TTFT p50 ms"):
-            t.add_column(col, justify="right")
-        for r in rows:
-            t.add_row(str(r.id), esc(r.session), esc(r.arm), str(r.repetition + 1),
-                      *((esc(r.tool),) if tools else ()), esc(r.started_at),
-                      f"{r.completed}/{r.failed}", num(r.aggregate_output_tok_s, 4),
-                      num(r.ttft_p50_ms))
-        console.print(t)
-        console.print("Each row is one run (n = its completed requests); "
-                      "`tokcaliper show ID` gives percentiles, `bench --repeat` the CV.")
-
-    emit(rows, json_out, render)
+        result = store.run_list(session=session, limit=last)
+    emit(result, json_out, lambda console: render_run_list(console, result))
 
 
 @app.command()
@@ -83,15 +63,10 @@ def show(
 
         with open_existing(db) as store:
             run = store.get_run(run_id, with_requests=False)
-        rec = run_record(run).model_dump(mode="json", exclude_none=True, exclude={"provenance"})
-        print(json.dumps(rec, indent=2, ensure_ascii=False))
+        print_record(run_record(run))
         return
+    with_requests = requests or not json_out
     with open_existing(db) as store:
-        run = store.get_run(run_id, with_requests=requests or not json_out)
-    payload: object = run
-    if json_out and not requests:  # null, not [], so "not included" never reads as "no requests"
-        from tokcaliper.report.output import to_jsonable
-
-        payload = {**to_jsonable(run.model_copy(update={"requests": []})), "requests": None,
-                   "requests_note": "not included: add --requests for every request record"}
-    emit(payload, json_out, lambda console: render_run_detail(console, run, wide=wide))
+        run = store.get_run(run_id, with_requests=with_requests)
+    shown = shown_run(run, include_requests=with_requests)
+    emit(shown, json_out, lambda console: render_run_detail(console, shown, wide=wide))

@@ -26,20 +26,25 @@ baseline on the same machine when the host changes).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
 from tokcaliper.model.baseline import Baseline, BaselineRun
-from tokcaliper.model.metrics import get_metric, run_scalars
+from tokcaliper.model.metrics import get_metric, headline_metrics, run_scalars
 from tokcaliper.model.run import Run
+from tokcaliper.model.warnings import GATE_LOAD_DIFFERS, Caveat
 from tokcaliper.numbers import percent
 from tokcaliper.stats.ab import MultiComparison, analyze_samples, compare_metrics
 from tokcaliper.stats.describe import Description, describe
 from tokcaliper.stats.verdict_gate import DEFAULT_NOISE_BAND
 
-__all__ = ["GateOutcome", "GateReport", "baseline_from_runs", "gate", "runs_of_arm"]
+if TYPE_CHECKING:
+    from tokcaliper.store import Store
+
+__all__ = ["BaselineDetail", "BaselineList", "BaselineMetric", "GateOutcome", "GateReport", "baseline_from_runs",
+           "describe_baseline", "gate_on_baseline", "load_arm_runs", "runs_of_arm"]
 
 GateOutcome = Literal["pass", "regression", "inconclusive"]
 
@@ -73,6 +78,32 @@ def runs_of_arm(runs: Sequence[Run], arm: str | None, what: str) -> tuple[str, l
     return arm, chosen
 
 
+def load_arm_runs(store: Store, experiment: str | None, session: str | None,
+                  arm: str | None) -> tuple[str, str, list[Run]]:
+    """``(source words, arm, runs)`` of an experiment's or a session's arm, read from ``store``.
+
+    The source words name the runs (``"session S arm A"``, ``"experiment ID arm A"``);
+    the runs are :func:`runs_of_arm`'s.
+
+    Raises:
+        InputError: neither or both of ``experiment`` and ``session``, no such experiment,
+            a session without runs, or as :func:`runs_of_arm`.
+    """
+    if (experiment is None) == (session is None):
+        raise InputError("give --experiment ID or --session NAME (one of them)")
+    if experiment is not None:
+        row = store.get_experiment(experiment)
+        what = f"experiment {row.id}"
+        runs = store.session_runs(row.id)
+    else:
+        what = f"session {session}"
+        runs = store.session_runs(str(session))
+        if not runs:
+            raise InputError(f"no runs in session {session!r} (see `tokcaliper runs`)")
+    arm, chosen = runs_of_arm(runs, arm, what)
+    return f"{what} arm {arm}", arm, chosen
+
+
 def baseline_from_runs(name: str, runs: Sequence[Run], *, arm: str, source: str,
                        created_at: str, commit: str | None = None) -> Baseline:
     """A :class:`Baseline` named ``name`` holding ``runs`` (one arm's, ≥ 2) and their provenance.
@@ -96,6 +127,47 @@ def baseline_from_runs(name: str, runs: Sequence[Run], *, arm: str, source: str,
     )
 
 
+class BaselineMetric(BaseModel):
+    """One headline metric of a baseline's runs: its unit and their description.
+
+    Attributes:
+        metric: the registry name. unit: its unit. description: n, mean, sd, CV and the
+            95% CI of the mean over the runs that have a value
+            (:func:`tokcaliper.stats.describe.describe`).
+    """
+
+    metric: str
+    unit: str
+    description: Description
+
+
+class BaselineDetail(Baseline):
+    """``tokcaliper baseline show``: the baseline and its headline metrics described.
+
+    Attributes:
+        summary: one :class:`BaselineMetric` per headline metric with ≥ 2 values.
+    """
+
+    summary: list[BaselineMetric] = Field(default_factory=list)
+
+
+def describe_baseline(baseline: Baseline) -> BaselineDetail:
+    """``baseline`` with its headline metrics described (those with ≥ 2 values; a spread needs two)."""
+    summary = []
+    for m in headline_metrics():
+        vals = [v for r in baseline.runs if (v := r.values.get(m.name)) is not None]
+        if len(vals) >= 2:
+            summary.append(BaselineMetric(metric=m.name, unit=m.unit, description=describe(vals, m.name)))
+    return BaselineDetail(**dict(baseline), summary=summary)
+
+
+class BaselineList(BaseModel):
+    """``tokcaliper baseline list``: the database read and its baselines, by name."""
+
+    db: str
+    baselines: list[Baseline]
+
+
 class GateReport(BaseModel):
     """The gate's result.
 
@@ -111,6 +183,8 @@ class GateReport(BaseModel):
         config_differences: load settings that differ between the baseline's
             first run and the new runs' first run (``key: baseline → new``);
             a gate across different loads compares different things.
+        warnings: one :data:`~tokcaliper.model.warnings.GATE_LOAD_DIFFERS` caveat per
+            such setting (the warning sink prints them).
     """
 
     baseline: str
@@ -120,6 +194,7 @@ class GateReport(BaseModel):
     comparison: MultiComparison
     described: dict[str, tuple[Description, Description]]
     config_differences: list[str]
+    warnings: list[Caveat] = Field(default_factory=list)
 
 
 def _config_differences(base: dict, new: dict) -> list[str]:
@@ -174,7 +249,7 @@ def gate_on_baseline(baseline: Baseline, runs: Sequence[Run], *, new_source: str
         outcome = "pass"
         because = "every metric is faster than the baseline or equivalent to it: " + ", ".join(
             f"{x.metric} {x.verdict}" for x in mc.metrics)
+    differences = _config_differences(baseline.config, runs[0].config.model_dump(mode="json"))
     return GateReport(baseline=baseline.name, new_source=new_source, outcome=outcome,
-                      because=because, comparison=mc, described=described,
-                      config_differences=_config_differences(baseline.config,
-                                                             runs[0].config.model_dump(mode="json")))
+                      because=because, comparison=mc, described=described, config_differences=differences,
+                      warnings=[GATE_LOAD_DIFFERS.caveat(difference=d) for d in differences])

@@ -16,20 +16,28 @@ order; the columns and their units are documented in ``docs/export.md``:
 - ``requests``: one row per request of every run (warm-up requests flagged),
   times in ms from the run's start.
 
-Pure: runs in, rows out; the store is read and the files written elsewhere.
+Pure: runs in, rows out (:func:`export_tables`); :func:`export_from_store` reads
+them from a store handed in; the files are written by :mod:`tokcaliper.report.export`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from tokcaliper.errors import InputError
 from tokcaliper.model.metrics import METRICS, run_scalars
 from tokcaliper.model.run import Run
+from tokcaliper.model.warnings import Caveat
 
-__all__ = ["ExportTables", "REQUEST_COLUMNS", "RUN_COLUMNS", "SAMPLE_COLUMNS", "export_tables"]
+if TYPE_CHECKING:
+    from tokcaliper.store import Store
+
+__all__ = ["ExportSummary", "ExportTables", "REQUEST_COLUMNS", "RUN_COLUMNS", "SAMPLE_COLUMNS", "export_from_store",
+           "export_summary", "export_tables"]
 
 #: The ``runs`` table's identity columns, before one column per registry metric.
 RUN_COLUMNS = ("run_id", "session", "arm", "repetition", "position", "block", "warmup_run",
@@ -170,3 +178,54 @@ def export_tables(runs: Sequence[Run], *, source: str, arms: Sequence[str] | Non
         requests=[row for r in runs for row in _request_rows(r)],
         metric_columns=list(METRICS),
     )
+
+
+def export_from_store(store: Store, experiment: str | None, session: str | None) -> tuple[ExportTables, str]:
+    """The tables of an experiment (paired as its comparison pairs them) or of a session, read
+    from ``store``, and the name the files are called after (the experiment's id or the session).
+
+    Raises:
+        InputError: neither or both of ``experiment`` and ``session``; no such experiment;
+            a session without runs.
+    """
+    from tokcaliper.experiment.analysis import comparison_metrics
+    from tokcaliper.experiment.spec import ExperimentSpec
+
+    if (experiment is None) == (session is None):
+        raise InputError("give an experiment id or --session NAME (one of them)")
+    if experiment is not None:
+        row = store.get_experiment(experiment)
+        spec = ExperimentSpec.model_validate(row.spec)
+        runs = store.session_runs(row.id, with_requests=True)
+        tables = export_tables(runs, source=f"experiment {row.id}", arms=[a.name for a in spec.arms],
+                               n_arms=len(spec.arms), order=spec.order, metrics=comparison_metrics(spec.metric))
+        return tables, row.id
+    runs = store.session_runs(str(session), with_requests=True)
+    if not runs:
+        raise InputError(f"no runs in session {session!r} (see `tokcaliper runs`)")
+    return export_tables(runs, source=f"session {session}"), str(session)
+
+
+class ExportSummary(BaseModel):
+    """``tokcaliper export``: what was written.
+
+    Attributes:
+        source: ``"experiment ID"`` or ``"session NAME"``. format: ``csv``, ``parquet`` or ``json``.
+        files: the paths written, in table order. runs, samples, requests: rows per table.
+        warnings: the damaged runs the reads skipped (not exported).
+    """
+
+    source: str
+    format: str
+    files: list[str]
+    runs: int
+    samples: int
+    requests: int
+    warnings: list[Caveat] = Field(default_factory=list)
+
+
+def export_summary(tables: ExportTables, paths: Sequence[Path], fmt: str,
+                   warnings: Sequence[Caveat] = ()) -> ExportSummary:
+    """The :class:`ExportSummary` of ``tables`` written to ``paths`` as ``fmt``."""
+    return ExportSummary(source=tables.source, format=fmt, files=[str(p) for p in paths], runs=len(tables.runs),
+                         samples=len(tables.samples), requests=len(tables.requests), warnings=list(warnings))

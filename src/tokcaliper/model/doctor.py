@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from tokcaliper.model.warnings import MACHINE_CHECK_FINDING, Caveat
+
 __all__ = ["Finding", "MachineCheck", "Status"]
 
 #: ``ok``: nothing to do; ``warn``: this can make runs differ (printed before
@@ -61,3 +63,9 @@ class MachineCheck(BaseModel):
     def warnings(self) -> list[Finding]:
         """The findings with status ``warn``."""
         return [f for f in self.findings if f.status == "warn"]
+
+    def caveats(self) -> list[Caveat]:
+        """One :data:`~tokcaliper.model.warnings.MACHINE_CHECK_FINDING` caveat per ``warn``
+        finding: its code, what was found and the command that would change it."""
+        return [MACHINE_CHECK_FINDING.caveat(code=f.code, found=f.found, fix=f" — {f.fix}" if f.fix else "")
+                for f in self.warnings]

@@ -272,3 +272,30 @@ ALL: dict[str, NamedWarning] = {w.code: w for w in (
     TEXT_AT_ONE_INSTANT, TOKENS_PER_CHUNK, LENGTHS_OFF, LENGTHS_UNCOUNTED,
     LENGTHS_APPROXIMATE, MIXED_TOOLS, NOT_BEST_BUY, COVARIATE_DURING_RUN,
     COVARIATE_DIFFERS_BY_ARM, COVARIATE_EXPLAINS_LITTLE)}
+
+# --- the audit, attribution, store-reading and gate commands (issue 19 item 1) ---------------
+
+#: ``audit --bandwidth/--achievable-bandwidth/--tdp NAME=…`` naming a GPU no record has.
+GPU_OVERRIDE_UNMATCHED = NamedWarning(
+    "gpu-override-unmatched", "{option} {name!r} matched no record's GPU (records name: {names})")
+#: A CSV row with fewer cells than the header: the missing ones are read as empty.
+CSV_MISSING_CELLS = NamedWarning(
+    "csv-missing-cells",
+    "{path}: record {index} (line {line}): {cells} cells for {columns} columns; "
+    "missing cells ({missing}) read as empty")
+#: ``attribute``: runs that cannot enter the analysis (warm-up, invalid, no value of the metric).
+RUNS_LEFT_OUT = NamedWarning(
+    "runs-left-out", "{n} run(s) left out: warm-up, invalid or without {metric}")
+#: A stored run whose row no longer parses (:class:`~tokcaliper.model.stored.DamagedRun`).
+DAMAGED_RUN_SKIPPED = NamedWarning("damaged-run-skipped", "{reason}; skipped")
+#: The gate's new runs measured another load than the baseline's (``key: baseline → new``).
+GATE_LOAD_DIFFERS = NamedWarning(
+    "gate-load-differs", "the load differs from the baseline's: {difference}")
+
+#: A ``warn`` finding of the machine check before measuring (``tokcaliper doctor`` lists them all).
+MACHINE_CHECK_FINDING = NamedWarning("machine-check", "machine-check {code}: {found}{fix}")
+
+__all__ += ["CSV_MISSING_CELLS", "MACHINE_CHECK_FINDING", "DAMAGED_RUN_SKIPPED", "GATE_LOAD_DIFFERS", "GPU_OVERRIDE_UNMATCHED",
+            "RUNS_LEFT_OUT"]
+ALL.update({w.code: w for w in (GPU_OVERRIDE_UNMATCHED, CSV_MISSING_CELLS, RUNS_LEFT_OUT,
+                                DAMAGED_RUN_SKIPPED, GATE_LOAD_DIFFERS, MACHINE_CHECK_FINDING)})

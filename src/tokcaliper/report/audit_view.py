@@ -7,17 +7,22 @@ fail/warn counts per check and the most suspicious records.
 
 from __future__ import annotations
 
+import math
 from pathlib import PurePath
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tokcaliper.audit.attribution import Attribution, AttributionPlan, Contribution
 from tokcaliper.audit.diff import DiffResult
-from tokcaliper.errors import EXIT_AUDIT_FAIL, EXIT_AUDIT_INCOMPLETE
+from tokcaliper.audit.explain import CheckExplanation
+from tokcaliper.audit.fetch import FetchResult
+from tokcaliper.errors import EXIT_AUDIT_FAIL, EXIT_AUDIT_INCOMPLETE, EXIT_NOT_COMPARABLE
 from tokcaliper.audit.runner import RANK_SHOWN, AuditReport, RecordAudit
 from tokcaliper.model.verdict import Status
-from tokcaliper.numbers import num
+from tokcaliper.numbers import num, percent
+from tokcaliper.report.text import plain
 from tokcaliper.report.verdict_view import status_markup as _status
 from tokcaliper.report.verdict_view import verdict_markup
 
@@ -100,9 +105,9 @@ def render_report(console: Console, report: AuditReport, brief: bool = False) ->
         if len(report.suspects) > len(shown):
             console.print(f"  … {len(report.suspects) - len(shown)} more in --json")
     for p in report.skipped:
-        field = f"field {escape(_sanitize(str(p['field'])))}: " if p.get("field") else ""
-        console.print(f"[red]skipped[/] {escape(_sanitize(str(p['file'])))}: record {p['index']}: "
-                      f"{field}{escape(_sanitize(str(p['message'])))}")
+        field = f"field {escape(_sanitize(p.field))}: " if p.field else ""
+        console.print(f"[red]skipped[/] {escape(_sanitize(p.file))}: record {escape(str(p.index))}: "
+                      f"{field}{escape(_sanitize(p.message))}")
     if report.unchecked:
         console.print(f"[bold yellow]Not checked[/] ({len(report.unchecked)}: a check that applies "
                       "lacked a fact; nothing is said about these claims)")
@@ -138,11 +143,69 @@ def render_diff(console: Console, d: DiffResult) -> None:
             console.print(escape(line))
 
 
-def render_explain(console: Console, e: dict) -> None:
-    """``--explain CHECK``."""
-    console.print(f"[bold]{e['check']} — {escape(str(e['title']))}[/]\n")
-    console.print(escape(str(e["text"])))
-    if e.get("constants"):
+def render_explain(console: Console, e: CheckExplanation) -> None:
+    """``--explain CHECK``: title, the text for users, then each constant."""
+    console.print(f"[bold]{e.check} — {escape(e.title)}[/]\n")
+    console.print(escape(e.text))
+    if e.constants:
         console.print("\n[bold]constants[/]")
-        for k, v in e["constants"].items():
+        for k, v in e.constants.items():
             console.print(f"  {k} = {escape(repr(v))}")
+
+
+def _line(console: Console, text: str) -> None:
+    """One plain line: no markup read from a record's text, control characters escaped, never
+    wrapped (a path or a knob split over two lines cannot be copied or searched)."""
+    console.print(plain(text), markup=False, highlight=False, soft_wrap=True)
+
+
+def render_saved(got: FetchResult) -> None:
+    """The one stderr line saying where a downloaded record file was saved (``audit URL``)."""
+    from tokcaliper.report.output import stderr
+
+    stderr.print(plain(f"tokcaliper: saved {got.url} ({got.size_bytes} bytes, sha256 {got.sha256[:12]}) "
+                       f"to {got.path}"), markup=False, highlight=False)
+
+
+def render_plan(console: Console, p: AttributionPlan) -> None:
+    """``diff --plan``: the file written with its arms and runs per arm, each knob A → B, the
+    gaps no flag closes, and the two commands to run next."""
+    _line(console, f"wrote {p.path}: {len(p.arms)} arms ({', '.join(p.arms)}), {p.runs_per_arm} runs per arm "
+                   f"({p.runs_per_arm_source})")
+    for k in p.knobs:
+        _line(console, f"  knob {k.knob}: {k.a} → {k.b}")
+    for g in p.gaps:
+        _line(console, f"  gap: {g} (arm B is a TODO until then)")
+    if p.kind == "switch":
+        _line(console, "  TODO: the records have no launch commands; fill each arm's `switch` command before running")
+    _line(console, f"run it: tokcaliper experiment run {p.path}; then: tokcaliper attribute EXPERIMENT_ID")
+    if not p.comparable:
+        _line(console, f"exit {EXIT_NOT_COMPARABLE}: the records are not comparable as they stand (as `diff` says); "
+                       "the plan measures what separates them")
+
+
+def _signed(log_effect: float) -> str:
+    return percent(math.exp(log_effect) - 1, signed=True)
+
+
+def render_attribution(console: Console, res: Attribution) -> None:
+    """``attribute``: each arm's mean (n, CV), each knob's signed contribution with its CI, the
+    unexplained residual and the total B/A (percent, from the log-ratios), then the closing lines."""
+    level = f"{(1 - res.alpha) * 100:g}% CI"
+    _line(console, f"attribution of {res.metric} in experiment {res.experiment} (log-ratios, Welch {level})")
+    for arm, s in res.arms.items():
+        _line(console, f"  arm {arm}: mean {num(s.mean, 4)} (n={s.n}, CV {percent(s.cv)})")
+    width = max(len(c.knob) for c in [*res.contributions, res.residual, res.total])
+    width = max(width, len("unexplained"), len("total B/A"))
+
+    def row(name: str, c: Contribution, note: str = "") -> None:
+        _line(console, f"  {name:<{width}}  {_signed(c.log_effect)}  [{_signed(c.ci_low)}, {_signed(c.ci_high)}]"
+                       + note)
+
+    for c in res.contributions:
+        row(c.knob, c)
+    row("unexplained", res.residual, "  (B/A minus the knobs: interactions and knobs no flag set)")
+    row("total B/A", res.total)
+    console.print()
+    for line in res.closing:
+        _line(console, line)

@@ -34,7 +34,10 @@ def render_machine_check(console: Console, check: MachineCheck) -> None:
 
 
 def render_check_warnings(print_line, check: MachineCheck) -> None:  # type: ignore[no-untyped-def]
-    """Print one named warning per ``warn`` finding (before measuring)."""
-    for f in check.warnings:
-        print_line(f"[yellow]warning:[/yellow] machine-check {escape(f.code)}: {escape(f.found)}"
-                   + (f" — {escape(f.fix)}" if f.fix else ""))
+    """Print one named warning per ``warn`` finding (before measuring), through the warning
+    sink (:func:`tokcaliper.report.output.warn`: ``tokcaliper: warning: machine-check CODE: …``
+    on stderr). ``print_line`` is not used any more (the sink prints); it stays for the callers."""
+    from tokcaliper.report.output import warn
+
+    for c in check.caveats():
+        warn(c)

@@ -5,7 +5,8 @@ wrote. CSV floats are written with ``repr`` (shortest round-trip form), so a
 re-read gives the stored numbers bit for bit; a missing value is an empty
 cell; ``itl_ms`` (a list) is its values joined by ``;``. Parquet keeps the
 list as a list column (pyarrow, the ``parquet`` extra). JSON is one file
-holding the three tables and their column lists.
+holding the three tables and their column lists. :func:`render_export` is the
+terminal view of what was written (:class:`~tokcaliper.experiment.export.ExportSummary`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from tokcaliper.errors import InputError
-from tokcaliper.experiment.export import ExportTables
+from rich.console import Console
 
-__all__ = ["FORMATS", "TABLES", "write_export"]
+from tokcaliper.errors import InputError
+from tokcaliper.experiment.export import ExportSummary, ExportTables
+
+__all__ = ["FORMATS", "TABLES", "render_export", "write_export"]
 
 Format = Literal["csv", "parquet", "json"]
 FORMATS: tuple[str, ...] = ("csv", "parquet", "json")
@@ -114,3 +117,11 @@ def write_export(tables: ExportTables, prefix: Path, fmt: str) -> list[Path]:
         return writers[fmt](tables, prefix)
     except OSError as e:
         raise InputError(f"-o {prefix}: cannot write: {e.strerror or e}") from None
+
+
+def render_export(console: Console, result: ExportSummary) -> None:
+    """The source with its row counts per table, then each file written."""
+    console.print(f"{result.source}: {result.runs} runs, {result.samples} samples, {result.requests} requests",
+                  markup=False)
+    for p in result.files:
+        console.print(f"  wrote {p}", markup=False)

@@ -5,6 +5,9 @@
   summary (``$GITHUB_STEP_SUMMARY``);
 - :func:`bencher_bmf`: Bencher Metric Format JSON — ``{benchmark: {measure:
   {"value", "lower_value", "upper_value"}}}`` (https://bencher.dev/docs/reference/bencher-metric-format/);
+- :func:`write_gate_files`: those three files, where the user asked for them;
+- :func:`render_baseline`, :func:`render_baseline_list`, :func:`render_baseline_saved`:
+  the ``tokcaliper baseline`` views;
 - :func:`github_benchmark`: github-action-benchmark's ``customSmallerIsBetter`` and
   ``customBiggerIsBetter`` lists of ``{"name", "unit", "value", "range", "extra"}``
   (https://github.com/benchmark-action/github-action-benchmark#examples).
@@ -16,17 +19,22 @@ CV and the gate's verdict, so a dashboard shows the uncertainty too.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from tokcaliper.experiment.baseline import GateReport
+from tokcaliper.experiment.baseline import BaselineDetail, BaselineList, GateReport
+from tokcaliper.model.baseline import Baseline
+from tokcaliper.errors import InputError
 from tokcaliper.model.metrics import get_metric
 from tokcaliper.numbers import num, percent
 from tokcaliper.report.compare_view import render_multi
 
-__all__ = ["bencher_bmf", "gate_markdown", "github_benchmark", "render_gate"]
+__all__ = ["bencher_bmf", "gate_markdown", "github_benchmark", "render_baseline", "render_baseline_list",
+           "render_baseline_saved", "render_gate", "write_gate_files"]
 
 _OUTCOME_STYLE = {"pass": "bold green", "regression": "bold red", "inconclusive": "bold yellow"}
 
@@ -47,13 +55,12 @@ def _side(d: Any) -> str:
 
 
 def render_gate(report: GateReport, console: Console) -> None:
-    """Print the outcome line, the reason, load differences, then the comparisons."""
+    """Print the outcome line, the reason, then the comparisons. The load differences are
+    the report's warnings: the warning sink prints them on stderr after this view."""
     style = _OUTCOME_STYLE[report.outcome]
     console.print(f"[{style}]gate: {report.outcome.upper()}[/{style}] — {escape(report.new_source)} "
                   f"against baseline {escape(report.baseline)}")
     console.print(escape(report.because))
-    for d in report.config_differences:
-        console.print(f"[yellow]warning: the load differs from the baseline's: {escape(d)}[/yellow]")
     console.print()
     render_multi(report.comparison, console)
 
@@ -109,3 +116,63 @@ def github_benchmark(report: GateReport, benchmark: str) -> tuple[list[dict], li
                           f"{verdicts[name]}"}
         (bigger if m.higher_is_better else smaller).append(entry)
     return smaller, bigger
+
+
+def write_gate_files(report: GateReport, benchmark: str, *, summary_md: Path | None = None,
+                     bmf: Path | None = None, github_benchmark_prefix: Path | None = None) -> list[Path]:
+    """Write the files a CI job asked for; return their paths.
+
+    ``summary_md``: :func:`gate_markdown`, appended (GitHub's job summary collects
+    every step's text). ``bmf``: :func:`bencher_bmf`. ``github_benchmark_prefix``:
+    ``PREFIX.smaller.json`` and ``PREFIX.bigger.json`` (:func:`github_benchmark`).
+
+    Raises:
+        InputError: a file that cannot be written (named, with the reason).
+    """
+    written: list[Path] = []
+    try:
+        if summary_md is not None:
+            with open(summary_md, "a", encoding="utf-8") as f:
+                f.write(gate_markdown(report))
+            written.append(summary_md)
+        if bmf is not None:
+            bmf.write_text(json.dumps(bencher_bmf(report, benchmark), indent=1) + "\n", encoding="utf-8")
+            written.append(bmf)
+        if github_benchmark_prefix is not None:
+            smaller, bigger = github_benchmark(report, benchmark)
+            for suffix, entries in (("smaller", smaller), ("bigger", bigger)):
+                path = github_benchmark_prefix.with_name(f"{github_benchmark_prefix.name}.{suffix}.json")
+                path.write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
+                written.append(path)
+    except OSError as e:
+        raise InputError(f"cannot write {e.filename}: {e.strerror}") from None
+    return written
+
+
+def _provenance(b: Baseline) -> str:
+    return f"{b.source}, saved {b.created_at}" + (f", commit {b.commit}" if b.commit else "")
+
+
+def render_baseline_saved(console: Console, b: Baseline) -> None:
+    """``baseline save``: the name, how many runs of what, the commit when given."""
+    console.print(f"baseline {b.name}: {len(b.runs)} runs of {b.source}"
+                  + (f" at commit {b.commit}" if b.commit else ""), markup=False)
+
+
+def render_baseline_list(console: Console, result: BaselineList) -> None:
+    """``baseline list``: one line per baseline (runs, source, when saved, commit)."""
+    console.print(f"{len(result.baselines)} baseline(s) in {result.db}", markup=False)
+    for b in result.baselines:
+        console.print(f"  {b.name}: {len(b.runs)} runs of {b.source}, {b.created_at}"
+                      + (f", commit {b.commit}" if b.commit else ""), markup=False)
+
+
+def render_baseline(console: Console, detail: BaselineDetail) -> None:
+    """``baseline show``: provenance, the server and tool, then each headline metric's mean
+    with its n and CV."""
+    console.print(f"baseline {detail.name}: {_provenance(detail)}", markup=False)
+    console.print(f"  server: {detail.server_command or '(a live server, --url)'}; "
+                  f"tokcaliper {detail.tool_version}", markup=False)
+    for m in detail.summary:
+        d = m.description
+        console.print(f"  {m.metric}: {num(d.mean, 4)} {m.unit} (n={d.n}, CV {percent(d.cv)})", markup=False)

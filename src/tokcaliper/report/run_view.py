@@ -8,7 +8,9 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from tokcaliper.model.record import Record
 from tokcaliper.model.run import ClientHealth, Percentiles, Run, WorkerHealth
+from tokcaliper.model.stored import RunList
 from tokcaliper.model import warnings as W
 from tokcaliper.numbers import num, seconds
 from tokcaliper.report.text import esc
@@ -273,3 +275,35 @@ def render_telemetry(console: Console, runs: Sequence[Run], *, wide: bool = Fals
 
 def _row(t: Table, name: str, p: Percentiles) -> None:
     t.add_row(name, str(p.n), _ms(p.mean), _ms(p.p50), _ms(p.p90), _ms(p.p99))
+
+
+def render_run_list(console: Console, result: RunList) -> None:
+    """``tokcaliper runs``: one row per stored run (its n = completed requests), the damaged
+    ones counted in the title; the measuring tool's column only when some run was imported."""
+    rows = result.runs
+    note = f" ({len(result.damaged)} damaged, not listed: see the warnings)" if result.damaged else ""
+    t = Table(title=f"{len(rows)} run(s) in {esc(result.db)}{note}", title_justify="left")
+    # A column that would read "tokcaliper" on every row is left out.
+    tools = any(r.tool != "tokcaliper" for r in rows)
+    for col in ("id", "session", "arm", "rep", *(("tool",) if tools else ()), "started (UTC)", "ok/failed",
+                "aggregate tok/s", "TTFT p50 ms"):
+        t.add_column(col, justify="right")
+    for r in rows:
+        t.add_row(str(r.id), esc(r.session), esc(r.arm), str(r.repetition + 1),
+                  *((esc(r.tool),) if tools else ()), esc(r.started_at),
+                  f"{r.completed}/{r.failed}", num(r.aggregate_output_tok_s, 4),
+                  num(r.ttft_p50_ms))
+    console.print(t)
+    console.print("Each row is one run (n = its completed requests); "
+                  "`tokcaliper show ID` gives percentiles, `bench --repeat` the CV.")
+
+
+def print_record(record: Record) -> None:
+    """``show --record``: the run as an audit record, JSON on stdout (what ``audit FILE``
+    reads); fields without a value and the provenance are left out."""
+    import json
+    import sys
+
+    doc = record.model_dump(mode="json", exclude_none=True, exclude={"provenance"})
+    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.flush()

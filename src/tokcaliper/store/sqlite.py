@@ -26,6 +26,7 @@ from tokcaliper.model.experiment import ExperimentRow, ExperimentStatus, Outcome
 from tokcaliper.model.metrics import get_metric, run_scalars
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run, RunMetrics, RunSource
 from tokcaliper.model.served import ServedModel
+from tokcaliper.model.stored import DamagedRun, RunList, RunRow, damaged_caveats
 from tokcaliper.model.telemetry import HostInfo, TelemetrySample, TelemetrySummary
 from tokcaliper.telemetry.raw import FORMAT as SAMPLES_FORMAT
 from tokcaliper.telemetry.raw import pack_samples, unpack_samples
@@ -251,32 +252,6 @@ def _migrate_v9(conn: sqlite3.Connection) -> None:
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4, 5: _migrate_v5,
     6: _migrate_v6, 7: _migrate_v7, 8: _migrate_v8, 9: _migrate_v9}
-
-
-class RunRow(BaseModel):
-    """One line of ``tokcaliper runs``: identity and headline figures."""
-
-    id: int
-    session: str
-    arm: str
-    repetition: int
-    started_at: str
-    completed: int
-    failed: int
-    aggregate_output_tok_s: float | None
-    ttft_p50_ms: float | None
-    tool: str = "tokcaliper"
-
-
-class DamagedRun(BaseModel):
-    """A stored run whose row no longer parses: reported by id and skipped, the rest shown.
-
-    Attributes:
-        id: the run's id. reason: the first problem found, one line.
-    """
-
-    id: int
-    reason: str
 
 
 def _first_error(e: Exception) -> str:
@@ -764,6 +739,14 @@ class Store:
                 self.damaged.append(DamagedRun(id=rid, reason=f"run {rid} in {self.path} is damaged: "
                                                               f"{_first_error(e)}"))
         return out
+
+    def run_list(self, session: str | None = None, limit: int | None = None) -> RunList:
+        """``tokcaliper runs``: :meth:`list_runs` with the runs it skipped as damaged and
+        one :data:`~tokcaliper.model.warnings.DAMAGED_RUN_SKIPPED` caveat per such run."""
+        before = len(self.damaged)
+        rows = self.list_runs(session=session, limit=limit)
+        damaged = self.damaged[before:]
+        return RunList(db=str(self.path), runs=rows, damaged=damaged, warnings=damaged_caveats(damaged))
 
     def get_run(self, run_id: int, with_requests: bool = True) -> Run:
         """The stored run ``run_id``.

@@ -24,6 +24,7 @@ from functools import lru_cache
 
 from tokcaliper import numbers as fmt
 from tokcaliper.errors import InputError
+from tokcaliper.model.warnings import GPU_OVERRIDE_UNMATCHED, Caveat
 
 
 class UnknownGPUError(InputError):
@@ -199,8 +200,9 @@ class GPUOverrides:
         """The override for ``name`` (exact normalised name first, then ``"*"``)."""
         return table.get(_norm(name), table.get("*"))
 
-    def unmatched(self, gpu_names: list[str | None]) -> list[str]:
-        """Warnings for named overrides that match none of ``gpu_names`` (as records publish them).
+    def unmatched(self, gpu_names: list[str | None]) -> list[Caveat]:
+        """Warnings for named overrides that match none of ``gpu_names`` (as records publish them),
+        each a :data:`~tokcaliper.model.warnings.GPU_OVERRIDE_UNMATCHED` caveat.
 
         Matching is the same as :meth:`get`: normalised names must be equal.
         """
@@ -211,8 +213,9 @@ class GPUOverrides:
             for key in table:
                 if key != "*" and key not in seen:
                     shown = self.given.get((option, key), key)
-                    out.append(f"{option} {shown!r} matched no record's GPU (records name: "
-                               f"{', '.join(sorted({repr(n) for n in gpu_names if n})[:5]) or 'no GPU'})")
+                    out.append(GPU_OVERRIDE_UNMATCHED.caveat(
+                        option=option, name=shown,
+                        names=", ".join(sorted({repr(n) for n in gpu_names if n})[:5]) or "no GPU"))
         return out
 
 

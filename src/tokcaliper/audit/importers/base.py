@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from tokcaliper.audit.launch import parse_launch
 from tokcaliper.errors import InputError
 from tokcaliper.model.record import Record, SpeculativeInfo
+from tokcaliper.model.warnings import Caveat
 from tokcaliper.validation import describe as describe_error
 from tokcaliper.validation import and_more, as_number, loc_path, problems, show
 
@@ -90,14 +91,15 @@ class Problem:
 class ImportResult:
     """Records imported from one or more files, the ones skipped, and warnings.
 
-    ``warnings`` are one-line notes about input that was read but looks off
-    (a CSV row with fewer cells than columns); the CLI prints them on stderr.
+    ``warnings`` are named caveats (:class:`~tokcaliper.model.warnings.Caveat`) about
+    input that was read but looks off (a CSV row with fewer cells than columns); the
+    result that carries them on prints them through the warning sink.
     """
 
     records: list[Record] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Caveat] = field(default_factory=list)
 
 
 class FieldError(ValueError):

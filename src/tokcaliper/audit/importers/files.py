@@ -27,6 +27,7 @@ from tokcaliper import numbers as fmt
 from tokcaliper.audit.importers.base import ImportResult, Problem, show
 from tokcaliper.audit.importers.dispatch import record_from_row
 from tokcaliper.errors import InputError
+from tokcaliper.model.warnings import CSV_MISSING_CELLS, Caveat
 from tokcaliper.fileio import (JSONParseError, check_max_bytes, check_unique_columns, decode_text, human_bytes,
                                jsonl_lines, loads_json, os_reason, read_bytes)
 
@@ -108,7 +109,7 @@ def _csv_header(names: list[str], path: Path) -> list[str]:
     return clean
 
 
-def _csv_rows(text: str, path: Path) -> tuple[list[tuple[int | str, Any]], list[Problem], list[str]]:
+def _csv_rows(text: str, path: Path) -> tuple[list[tuple[int | str, Any]], list[Problem], list[Caveat]]:
     """Rows of a CSV file, strict about quotes and cell counts.
 
     A cell may be as long as the file (notes can be long): the csv module's
@@ -128,7 +129,7 @@ def _csv_rows(text: str, path: Path) -> tuple[list[tuple[int | str, Any]], list[
         names = _csv_header(header, path)
         rows: list[tuple[int | str, Any]] = []
         problems: list[Problem] = []
-        warnings: list[str] = []
+        warnings: list[Caveat] = []
         idx = 0
         while True:
             start = reader.line_num + 1
@@ -149,8 +150,9 @@ def _csv_rows(text: str, path: Path) -> tuple[list[tuple[int | str, Any]], list[
                                         "value?); row skipped"))
             else:
                 if len(cells) < len(names):
-                    warnings.append(f"{path}: record {idx} (line {start}): {len(cells)} cells for {len(names)} "
-                                    f"columns; missing cells ({', '.join(names[len(cells):])}) read as empty")
+                    warnings.append(CSV_MISSING_CELLS.caveat(
+                        path=path, index=idx, line=start, cells=len(cells), columns=len(names),
+                        missing=", ".join(names[len(cells):])))
                 rows.append((idx, _unflatten(dict(zip(names, cells)))))
             idx += 1
         return rows, problems, warnings
@@ -158,7 +160,7 @@ def _csv_rows(text: str, path: Path) -> tuple[list[tuple[int | str, Any]], list[
         csv.field_size_limit(old_limit)
 
 
-def _rows(path: Path, max_bytes: int) -> tuple[list[tuple[int | str, Any]], list[Problem], dict[str, Any], list[str]]:
+def _rows(path: Path, max_bytes: int) -> tuple[list[tuple[int | str, Any]], list[Problem], dict[str, Any], list[Caveat]]:
     """Rows of one file: ``[(index, row)]``, per-line problems, file-level context, warnings."""
     data = read_raw(path, max_bytes)
     if not data.strip():

@@ -19,19 +19,24 @@ a file that cannot be read are skipped and listed (``skipped``); the rest import
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from tokcaliper.audit.importers import aiperf, genai_perf, guidellm, inference_perf, llama_bench, llmperf
 from tokcaliper.audit.importers import sglang_bench, vllm_bench
 from tokcaliper.audit.importers.base import FieldError
 from tokcaliper.audit.importers.files import DEFAULT_MAX_BYTES, parse_json, read_raw
-from tokcaliper.audit.importers.runs import PeerRun, Summarize
+from tokcaliper.audit.importers.runs import PeerRun, Summarize, to_run
 from tokcaliper.errors import InputError
 from tokcaliper.fileio import JSONParseError, decode_text, jsonl_lines, loads_json
+from tokcaliper.model.run import Run
 
-__all__ = ["RunImport", "read_runs"]
+__all__ = ["ImportSummary", "ImportedRun", "RunImport", "import_session_name", "import_summary", "read_runs",
+           "runs_to_store"]
 
 #: The tools this module reads, as the error message lists them.
 KNOWN = ("vLLM bench serve JSON, AIPerf JSON/CSV/JSONL, GuideLLM benchmarks JSON, genai-perf CSV, "
@@ -193,3 +198,91 @@ def read_runs(paths: list[Path], summarize: Summarize, max_bytes: int = DEFAULT_
             raise InputError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
         _read_one(p, max_bytes, given, out, summarize)
     return out
+
+
+# ------------------------------------------------------------------ tokcaliper import
+
+
+def import_session_name(now_iso: str) -> str:
+    """The default session of an import: ``import-`` and the UTC time, ``import-20260101T120000``."""
+    return "import-" + now_iso.replace(":", "").replace("-", "")[:15]
+
+
+def runs_to_store(found: RunImport, *, session: str, arm: str | None, previous: Sequence[Run],
+                  command_line: str, tool_version: str) -> list[Run]:
+    """The runs of ``found`` as :class:`Run` s to store in ``session``, numbered after ``previous``.
+
+    Each arm (``arm``, else the tool's name) continues its repetitions after the
+    session's ``previous`` runs of that arm, and positions continue after the
+    session's last one, so an import into an existing session appends to it.
+    """
+    reps: dict[str, int] = {}
+    for r in previous:
+        reps[r.arm] = max(reps.get(r.arm, 0), r.repetition + 1)
+    position = max((r.position for r in previous if r.position is not None), default=-1) + 1
+    out = []
+    for p in found.runs:
+        a = arm or p.tool
+        out.append(to_run(p, session=session, arm=a, repetition=reps.get(a, 0), position=position,
+                          command_line=command_line, tool_version=tool_version))
+        reps[a] = reps.get(a, 0) + 1
+        position += 1
+    return out
+
+
+class ImportedRun(BaseModel):
+    """One stored run of ``tokcaliper import``.
+
+    Attributes:
+        id: its id in the database. arm, repetition (0-based): where it was stored.
+        tool, tool_version, file, benchmark: where it came from.
+        completed: the requests the tool reports completed (n of its figures).
+        requests_stored: per-request samples stored with it.
+        aggregate_output_tok_s: output tok/s as the tool defines it. ttft_p50_ms: median TTFT (ms).
+        notes: the importer's assumptions and values stored as missing.
+    """
+
+    id: int | None
+    arm: str
+    repetition: int
+    tool: str
+    tool_version: str | None
+    file: str
+    benchmark: str | None
+    completed: int
+    requests_stored: int
+    aggregate_output_tok_s: float | None
+    ttft_p50_ms: float | None
+    notes: list[str]
+
+
+class ImportSummary(BaseModel):
+    """``tokcaliper import``: the runs stored, and what was left out.
+
+    Attributes:
+        session, db: where they were stored. runs: one per stored run, in order.
+        skipped: one line per record, benchmark, table or file left out, with why.
+        files: the files read (companions included).
+    """
+
+    session: str
+    db: str
+    runs: list[ImportedRun]
+    skipped: list[str]
+    files: list[str]
+
+
+def import_summary(found: RunImport, stored: Sequence[Run], *, session: str, db: str) -> ImportSummary:
+    """The :class:`ImportSummary` of ``stored`` (the runs :func:`runs_to_store` made, once saved)."""
+    rows = []
+    for r in stored:
+        src = r.source
+        if src is None:  # every imported run has one (to_run sets it)
+            raise ValueError(f"run {r.id} has no source: not an imported run")
+        p50 = r.metrics.ttft_s.p50
+        rows.append(ImportedRun(
+            id=r.id, arm=r.arm, repetition=r.repetition, tool=src.tool, tool_version=src.tool_version,
+            file=src.file, benchmark=src.benchmark, completed=r.metrics.completed, requests_stored=len(r.requests),
+            aggregate_output_tok_s=r.metrics.aggregate_output_tok_s,
+            ttft_p50_ms=None if p50 is None else p50 * 1000, notes=list(src.notes)))
+    return ImportSummary(session=session, db=db, runs=rows, skipped=list(found.skipped), files=list(found.files))
