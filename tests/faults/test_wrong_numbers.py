@@ -172,4 +172,4 @@ def test_spec_table_with_only_impossible_rows_has_no_best():
     from tokcaliper.specdec.table import KInput, window_table
 
     t = window_table([KInput(k=2, al=5.0), KInput(k=3, al=7.5)])
-    assert (t.best_k_by_al, t.best_k_by_al_per_position, t.warning) == (None, None, None)
+    assert (t.best_k_by_al, t.best_k_by_al_per_position, t.warnings) == (None, None, [])
