@@ -50,9 +50,6 @@ ALLOWED: dict[str, frozenset[str]] = {
 #: package), with the issue that removes it. Remove an entry with its arrow.
 DEBT: dict[tuple[str, str], str] = {
     ("tokcaliper.audit.attribution", "store"): "issue 19: attribute returns a typed result; the CLI opens the store",
-    ("tokcaliper.servers.target", "report"): "issue 19: the markup escape belongs below the renderers",
-    ("tokcaliper.stats.resolution", "experiment"): "issue 18: bench's duration/timeout bounds live in the load layer",
-    ("tokcaliper.store.sqlite", "servers"): "the cache folder helper belongs in the base layer",
 }
 
 
