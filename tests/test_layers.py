@@ -48,11 +48,7 @@ ALLOWED: dict[str, frozenset[str]] = {
 
 #: Arrows that break the layering today, each (importing module, imported
 #: package), with the issue that removes it. Remove an entry with its arrow.
-DEBT: dict[tuple[str, str], str] = {
-    ("tokcaliper.servers.target", "report"): "issue 19: the markup escape belongs below the renderers",
-    ("tokcaliper.stats.resolution", "experiment"): "issue 18: bench's duration/timeout bounds live in the load layer",
-    ("tokcaliper.store.sqlite", "servers"): "the cache folder helper belongs in the base layer",
-}
+DEBT: dict[tuple[str, str], str] = {}
 
 
 def import_edges(src: Path) -> set[tuple[str, str]]:

@@ -18,7 +18,9 @@ The one reader of every file a user names: the audit importers (record files,
   ``sys.get_int_max_str_digits()``) into :class:`JSONParseError` with one line;
 - :func:`jsonl_lines` splits JSON Lines on ``\\n`` only (the JSON Lines format;
   ``str.splitlines`` also splits on U+2028, U+2029, U+0085, FF, VT and FS, which
-  are legal inside JSON strings).
+  are legal inside JSON strings);
+- :func:`cache_dir` is tokcaliper's own folder outside the repository (the built
+  server and model, server records, runs that could not be stored).
 """
 
 from __future__ import annotations
@@ -34,8 +36,23 @@ from typing import Any
 from tokcaliper.errors import InputError
 from tokcaliper.numbers import num
 
-__all__ = ["JSONParseError", "check_max_bytes", "jsonl_records", "check_unique_columns", "decode_text", "first_duplicate",
+__all__ = ["JSONParseError", "cache_dir", "check_max_bytes", "jsonl_records", "check_unique_columns", "decode_text", "first_duplicate",
            "human_bytes", "jsonl_lines", "loads_json", "os_reason", "read_bytes", "read_text"]
+
+
+def cache_dir() -> Path:
+    """tokcaliper's cache folder: ``$TOKCALIPER_CACHE``, else ``$XDG_CACHE_HOME/tokcaliper``,
+    else ``~/.cache/tokcaliper`` (not created here; not inside the repository).
+
+    Holds the built server and the model (:mod:`tokcaliper.servers.local`), the
+    records of running servers (:mod:`tokcaliper.servers.records`) and runs the
+    store could not write (:func:`tokcaliper.store.sqlite.write_recovery_file`).
+    """
+    env = os.environ.get("TOKCALIPER_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tokcaliper"
 
 
 def human_bytes(n: float) -> str:

@@ -61,6 +61,7 @@ from tokcaliper.errors import InputError
 from tokcaliper.fileio import read_text
 from tokcaliper.experiment.commands import PLACEHOLDERS, placeholders
 from tokcaliper.experiment.order import OrderName, run_order
+from tokcaliper.model.bounds import MAX_DURATION_S, MAX_INTERVAL_S, MAX_TIMEOUT_S
 from tokcaliper.model.metrics import DEFAULT_METRIC, get_metric
 from tokcaliper.model.run import LoadConfig
 from tokcaliper.servers.url import server_url
@@ -98,11 +99,6 @@ MAX_ARMS = 1_000
 #: Seeds of ``numpy.random.default_rng``: non-negative; kept below 2**63 so SQLite stores them.
 MAX_SEED = 2**63 - 1
 
-#: Upper bounds of durations (s): beyond them a value is a typo, and some overflow
-#: the clocks they feed (``time.sleep(1e300)`` raises OverflowError in a sampler thread).
-MAX_DURATION_S = 7 * 86400.0
-MAX_TIMEOUT_S = 86400.0
-MAX_INTERVAL_S = 3600.0
 #: Most load workers (Ray actors) one run may spread its load over.
 MAX_WORKERS = 1024
 

@@ -23,6 +23,7 @@ from typing import Literal
 
 import numpy as np
 
+from tokcaliper.model.bounds import MAX_DURATION_S
 from tokcaliper.model.run import ArrivalStats
 
 __all__ = ["MAX_ARRIVALS", "MAX_RUN_S", "ArrivalKind", "arrival_offsets", "arrival_stats", "open_loop_problem"]
@@ -35,8 +36,8 @@ ArrivalKind = Literal["poisson", "gamma", "constant"]
 MAX_ARRIVALS = 10_000_000
 
 #: Longest one run may last, s: 7 days, the bound of ``--duration``
-#: (``tokcaliper.experiment.spec.MAX_DURATION_S``, the same figure).
-MAX_RUN_S = 7 * 86400.0
+#: (:data:`tokcaliper.model.bounds.MAX_DURATION_S`).
+MAX_RUN_S = MAX_DURATION_S
 
 
 def open_loop_problem(rate: float, count: int | None, duration_s: float | None) -> str | None:

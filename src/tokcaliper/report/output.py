@@ -18,8 +18,9 @@ from typing import Any
 from pydantic import BaseModel
 from rich.console import Console
 
+from tokcaliper.model.text import warning_line
 from tokcaliper.model.warnings import Caveat
-from tokcaliper.report.text import SafeConsole, plain
+from tokcaliper.report.text import SafeConsole
 
 from tokcaliper.numbers import num, percent
 
@@ -62,7 +63,7 @@ def warn(caveat: Caveat | str) -> None:
     a record's text inside the message cannot restyle the terminal.
     """
     message = caveat.message if isinstance(caveat, Caveat) else caveat
-    stderr.print(f"tokcaliper: warning: {plain(message)}", markup=False, highlight=False)
+    stderr.print(warning_line(message), markup=False, highlight=False)
 
 
 def _caveats(payload: Any, extra: Iterable[Caveat]) -> list[Caveat]:

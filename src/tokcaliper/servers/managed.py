@@ -27,11 +27,19 @@ import httpx
 
 from tokcaliper.errors import InputError, ServerError
 from tokcaliper.model import warnings as W
+from tokcaliper.model.text import warning_line
 from tokcaliper.numbers import seconds
 from tokcaliper.servers import records
 
 #: How often to poll ``/health`` while the server loads its model (s).
 HEALTH_POLL_S = 0.2
+
+
+def _print_warning(message: str) -> None:
+    """One warning line on stderr (:func:`tokcaliper.model.text.warning_line`, the form
+    :func:`tokcaliper.report.output.warn` prints too), by plain ``print``: it also runs at
+    exit (``atexit``), when no console may be left, and servers/ sits below report/."""
+    print(warning_line(message), file=sys.stderr, flush=True)
 
 
 #: A ``{name}`` left after filling: a typo of a placeholder. JSON arguments
@@ -155,7 +163,7 @@ class ManagedServer:
         Returns:
             The base URL.
         """
-        records.report_strays(lambda line: print(f"tokcaliper: warning: {line}", file=sys.stderr, flush=True))
+        records.report_strays(_print_warning)
         log = open(self.log_path, "wb")  # noqa: SIM115 - owned by the child
         try:
             self.proc = subprocess.Popen(
@@ -254,7 +262,7 @@ class ManagedServer:
                 reason = f"{type(e).__name__}: {reason}"
             self.stop_problem = W.SERVER_STOP_FAILED.text(pid=pid, error=reason, log=self.log_path)
             try:
-                print(f"tokcaliper: warning: {self.stop_problem}", file=sys.stderr, flush=True)
+                _print_warning(self.stop_problem)
             except Exception:  # noqa: BLE001 - stderr closed at exit
                 pass
 

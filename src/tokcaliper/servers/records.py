@@ -8,7 +8,7 @@ ppid 1, holding its port and CPU):
   It covers the process tokcaliper starts; a server command that forks and keeps a
   child of its own (a wrapper script that does not ``exec``) can still leave that child.
 * every managed server is recorded while it runs, one JSON file per server in
-  ``<cache>/servers/`` (:func:`tokcaliper.servers.local.cache_dir`): its pid and start
+  ``<cache>/servers/`` (:func:`tokcaliper.fileio.cache_dir`): its pid and start
   time, its process group, the command and port, and the tokcaliper process that
   started it. :func:`stray_servers` finds the records whose tokcaliper is gone but
   whose server (or a process of its group) still runs; the next managed start prints
@@ -92,7 +92,7 @@ class ServerRecord:
 
 
 def _folder() -> Path:
-    from tokcaliper.servers.local import cache_dir
+    from tokcaliper.fileio import cache_dir
 
     return cache_dir() / "servers"
 

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from tokcaliper.errors import InputError
-from tokcaliper.report.text import esc
+from tokcaliper.model.text import esc
 from tokcaliper.servers.local import fill_local_placeholders, find_local_llama, server_version
 from tokcaliper.servers.managed import ManagedServer, check_reachable
 from tokcaliper.servers.url import server_url

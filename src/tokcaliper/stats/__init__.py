@@ -2,21 +2,20 @@
 
 - :mod:`.describe` — mean, sample std, CV, spread, CI (METHODS.md M1)
 - :mod:`.resolution` — MDE and runs per arm, quick and power-based; ``plan`` (M3)
-- :mod:`.compare` — Welch's t, per-pair ratios, variance tests, verdict (M4, M9, M10)
+- :mod:`.compare` — Welch's t, per-pair ratios, variance tests, single numbers (M4, M9, M10)
 - :mod:`.noise` — noise floor per metric (M1)
 - :mod:`.paired`, :mod:`.equivalence`, :mod:`.multiple`, :mod:`.verdict_gate` — paired
   log ratios, TOST, Holm, the faster/slower/equivalent/inconclusive gate
-- :mod:`.ab` — the whole A/B analysis behind ``tokcaliper compare`` (docs/compare.md)
+- :mod:`.ab` — the whole A/B analysis behind ``tokcaliper compare``, its one verdict and
+  the one "stably slow" rule (M9; docs/compare.md)
 - :mod:`.sequential` — always-valid stopping rule of ``--until-decided`` (docs/calibration.md)
 - :mod:`.variance_components` — restart-level against run-level variance, allocation
 """
 
 from tokcaliper.stats.compare import (
-    Comparison,
     PairStep,
     VarianceTest,
     WelchResult,
-    compare_arms,
     f_test_from_summary,
     pair_ratios,
     single_number_comparison,
@@ -39,7 +38,6 @@ from tokcaliper.stats.resolution import (
 )
 
 __all__ = [
-    "Comparison",
     "Description",
     "MetricNoise",
     "NoiseFloorReport",
@@ -48,7 +46,6 @@ __all__ = [
     "VarianceTest",
     "WelchResult",
     "achieved_power_of_quick_formula",
-    "compare_arms",
     "describe",
     "f_test_from_summary",
     "mde_power",

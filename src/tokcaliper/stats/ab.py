@@ -9,8 +9,8 @@ Composes the pure pieces into what ``tokcaliper compare`` prints:
 - for interleaved runs the paired t on per-pair log ratios
   (:mod:`.paired`) — it then *decides*, and Welch's test is shown beside it —
   plus the per-pair ratios in run order and the verdict after each pair;
-- the variance comparison (Brown–Forsythe 1974 on runs, F-test on a summary)
-  and the "stably slow" flag (M9);
+- the variance comparison (Brown–Forsythe 1974 on runs, F-test on a summary,
+  :mod:`.compare`) and the "stably slow" flag (:func:`stably_slow`, M9);
 - the MDE these runs resolve and the runs per arm a target effect needs (M3);
 - the TOST when an equivalence margin is given (:mod:`.equivalence`);
 - the verdict class from :func:`tokcaliper.stats.verdict_gate.gate`;
@@ -56,9 +56,10 @@ from tokcaliper.stats.compare import (
     SOURCE_WELCH,
     VarianceTest,
     WelchResult,
-    compare_arms,
     f_test_from_summary,
     single_number_comparison,
+    variance_test,
+    welch,
     welch_from_summary,
 )
 from tokcaliper.stats.describe import describe
@@ -111,7 +112,7 @@ __all__ = [
     "running_lines",
     "runs_advice",
     "single_numbers",
-    "stably_slow_from_summary",
+    "stably_slow",
 ]
 
 SOURCE_MDE = ("M3 quick MDE = 2·√(CV_a²/n_a + CV_b²/n_b), pairs 2·s_d/√n; runs needed at "
@@ -212,7 +213,7 @@ class ABEvidence(BaseModel):
         decision_ratio, decision_ci: estimate and CI the gate reads.
         mde: smallest difference these runs resolve (fraction). target_effect:
             Δ used for ``runs_needed`` (runs per arm / pairs).
-        stably_slow: name of an arm flagged "stably slow" (M9), else ``None``.
+        stably_slow: name of an arm flagged "stably slow" by :func:`stably_slow` (M9), else ``None``.
         notes: caveats.
         control_reason: why ``a`` is the reference arm (``--control``, its name,
             first in the file), set by the caller that chose it; ``None`` when the
@@ -480,26 +481,41 @@ def n_pairs_power(sd_log: float, delta: float, alpha: float = 0.05, power: float
     return _ceil_runs(raw)
 
 
-def stably_slow_from_summary(a: ArmStats, b: ArmStats, var: VarianceTest, alpha: float,
-                             higher_is_better: bool) -> str | None:
-    """"Stably slow" flag from mean ± sd only (M9).
+def stably_slow(a: ArmStats, b: ArmStats, var: VarianceTest, alpha: float,
+                higher_is_better: bool) -> str | None:
+    """The one "stably slow" rule (METHODS.md M9: small variance is a signal).
 
-    Without the runs, "every run of the narrow arm sits on the worse side of the
-    other arm's mean" is approximated by ``mean ± 2·sd`` of the narrow arm (about
-    95% of normal runs): flagged when the F-test p < α and, for a higher-is-better
-    metric, ``mean_narrow + 2·sd_narrow < mean_other`` (mirror image for
-    lower-is-better). 453.2 ± 6.9 against 500.3 ± 50.2 (n = 4 each): 467.0 < 500.3,
-    F-test p = 0.009 → flagged.
+    An arm is flagged when its runs sit in a narrow band on the worse side of
+    the other arm, even if Welch's t is not significant:
+
+    1. the variances differ: the smaller p of Brown–Forsythe (``var.bf_p``,
+       only with runs) and the two-sided F-test (``var.f_p``) is below α;
+    2. the narrow arm (the smaller sample std) lies wholly on the worse side of
+       the other arm's mean: for a higher-is-better metric the top of its band
+       is below that mean, for lower-is-better the bottom is above it. The band
+       is [min, max] of its runs when they are known (``ArmStats.min/max``);
+       from mean ± sd only it is ``mean ± 2·sd`` (about 95% of normal runs).
+
+    METHODS.md M9's reference: 64 → 453.2 ± 6.9 against 128 → 500.3 ± 50.2
+    (n = 4 each): 453.2 + 2·6.9 = 467.0 < 500.3 and F-test p = 0.009 → "64"
+    flagged, though Welch's t = −1.86 is not significant.
+
+    Args:
+        a, b: the arms (baseline, candidate). var: their variance tests.
+        alpha: level of the variance test. higher_is_better: which side is worse.
 
     Returns:
-        Name of the flagged arm, or ``None``.
+        Name of the flagged arm, or ``None`` (equal sds, no variance test or no flag).
     """
-    if var.f_p is None or var.f_p >= alpha or a.sd == b.sd:
+    ps = [p for p in (var.bf_p, var.f_p) if p is not None]
+    if not ps or min(ps) >= alpha or a.sd == b.sd:
         return None
     narrow, other = (a, b) if a.sd < b.sd else (b, a)
+    lo = narrow.min if narrow.min is not None else narrow.mean - 2 * narrow.sd
+    hi = narrow.max if narrow.max is not None else narrow.mean + 2 * narrow.sd
     if higher_is_better:
-        return narrow.name if narrow.mean + 2 * narrow.sd < other.mean else None
-    return narrow.name if narrow.mean - 2 * narrow.sd > other.mean else None
+        return narrow.name if hi < other.mean else None
+    return narrow.name if lo > other.mean else None
 
 
 #: Most runs per arm one comparison takes (issue 22 item 17). Every step is
@@ -712,8 +728,7 @@ def analyze_samples(
         raise InputError(f"paired runs need equal run counts per arm, got {na}: {arm_a.n} and "
                          f"{nb}: {arm_b.n}")
     _require_variation(arm_a, arm_b)
-    base = compare_arms(a, b, names, unit=unit, higher_is_better=higher_is_better, alpha=alpha)
-    assert base.welch is not None and base.variance is not None  # n ≥ 2 checked above
+    w, var = welch(a, b), variance_test(a, b)
     ratio = arm_b.mean / arm_a.mean
     ci = _ratio_ci(arm_a, arm_b, alpha)
     notes: list[str] = []
@@ -746,7 +761,7 @@ def analyze_samples(
         mde, need, zero_notes = _unpaired_resolution(arm_a, arm_b, tgt, alpha, noise_band)
         notes.extend(zero_notes)
         tost = _unpaired_tost(arm_a, arm_b, margin, alpha)
-        dec_ratio, dec_ci, p_raw = ratio, ci, base.welch.p
+        dec_ratio, dec_ci, p_raw = ratio, ci, w.p
         if arm_a.n == arm_b.n:
             notes.append("equal run counts: if the runs were interleaved, pass them as pairs "
                          "(--paired or a pair column) so drift cancels in the per-pair ratios")
@@ -772,12 +787,12 @@ def analyze_samples(
     ev = ABEvidence(
         metric=metric, unit=unit, higher_is_better=higher_is_better, alpha=alpha,
         noise_band=noise_band, margin=margin, effect=effect, input_kind="samples", a=arm_a,
-        b=arm_b, ratio_of_means=ratio, ratio_of_means_ci=ci, welch=base.welch,
-        variance=base.variance, paired=pr, running=running, tost=tost,
+        b=arm_b, ratio_of_means=ratio, ratio_of_means_ci=ci, welch=w,
+        variance=var, paired=pr, running=running, tost=tost,
         decided_by="paired" if paired else "welch", p_raw=p_raw, decision_ratio=dec_ratio,
         decision_ci=dec_ci, mde=mde, target_effect=tgt, runs_needed=need,
-        stably_slow=base.stably_worse, notes=notes, drift=drift, outliers=outliers, rank=rank,
-        without_outliers=without)
+        stably_slow=stably_slow(arm_a, arm_b, var, alpha, higher_is_better), notes=notes,
+        drift=drift, outliers=outliers, rank=rank, without_outliers=without)
     return decide(ev)
 
 
@@ -877,7 +892,7 @@ def analyze_summary(
 
     Welch from ``scipy.stats.ttest_ind_from_stats``; variances by the F-test
     only (Brown–Forsythe needs the runs); the stably-slow flag by
-    :func:`stably_slow_from_summary`. No pairing is possible.
+    :func:`stably_slow` (its mean ± 2·sd band). No pairing is possible.
 
     Args:
         stats_a, stats_b: ``(mean, sd, n)`` with sd ≥ 0 (ddof = 1), n ≥ 2, mean > 0.
@@ -915,7 +930,7 @@ def analyze_summary(
         b=arm_b, ratio_of_means=ratio, ratio_of_means_ci=ci, welch=w, variance=var, paired=None,
         running=None, tost=tost, decided_by="welch", p_raw=w.p if math.isfinite(w.p) else None,
         decision_ratio=ratio, decision_ci=ci, mde=mde, target_effect=tgt, runs_needed=need,
-        stably_slow=stably_slow_from_summary(arm_a, arm_b, var, alpha, higher_is_better),
+        stably_slow=stably_slow(arm_a, arm_b, var, alpha, higher_is_better),
         notes=notes)
     return decide(ev)
 

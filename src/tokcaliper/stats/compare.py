@@ -1,4 +1,4 @@
-"""Comparing two arms: Welch's t, per-pair ratios, variance tests, the verdict (METHODS.md M4, M9, M10).
+"""Comparing two arms: Welch's t, per-pair ratios, variance tests (METHODS.md M4, M9, M10).
 
 Conventions (all functions): ``a`` is the baseline arm, ``b`` the candidate.
 ``t`` is scipy's sign convention, ``(mean_a − mean_b) / se``; the ratio is
@@ -14,8 +14,10 @@ Sources
   for normal data); fine while CV/√n is small.
 - Variance: Brown–Forsythe (``scipy.stats.levene(a, b, center="median")``)
   and the two-sided F-test of s_a²/s_b² (``scipy.stats.f``), METHODS.md M9.
-- Verdict words after Go benchstat (``~`` with ``p=… n=…``) and criterion
-  ("improved" / "regressed"), STYLE.md.
+
+The figures only: the one verdict of a comparison (faster / slower /
+equivalent / inconclusive) and the one "stably slow" rule (M9) are
+:func:`tokcaliper.stats.ab.analyze_samples` and :func:`tokcaliper.stats.ab.stably_slow`.
 
 Pure functions, no I/O.
 """
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
@@ -32,19 +33,15 @@ from scipy import stats as _st
 
 from tokcaliper.errors import InputError
 from tokcaliper.model.verdict import Status, Verdict
-from tokcaliper.numbers import display_scale, num, p_value, percent, ratio as fmt_ratio
+from tokcaliper.numbers import num, p_value, percent, ratio as fmt_ratio
 from tokcaliper.numbers import signed_percent as _signed_pct
-from tokcaliper.numbers import statistic
-from tokcaliper.stats.describe import Description, describe, require_finite_values
+from tokcaliper.stats.describe import require_finite_values
 from tokcaliper.stats.resolution import mde_quick
 
 __all__ = [
-    "Change",
-    "Comparison",
     "PairStep",
     "VarianceTest",
     "WelchResult",
-    "compare_arms",
     "f_test_from_summary",
     "pair_ratios",
     "single_number_comparison",
@@ -52,8 +49,6 @@ __all__ = [
     "welch",
     "welch_from_summary",
 ]
-
-Change = Literal["improved", "regressed", "no significant difference", "insufficient data"]
 
 SOURCE_WELCH = "Welch's t-test: scipy.stats.ttest_ind(equal_var=False), Welch–Satterthwaite df"
 SOURCE_RATIO_CI = "ratio CI: delta method on log(mean_b/mean_a), Welch–Satterthwaite df"
@@ -252,13 +247,16 @@ def variance_test(a: Sequence[float], b: Sequence[float]) -> VarianceTest:
 
 
 class PairStep(BaseModel):
-    """One interleaved pair and the verdict one would have drawn after it (METHODS.md M4).
+    """One interleaved pair and Welch's figures over the pairs so far (METHODS.md M4).
+
+    The figures only, no verdict word: the verdict after each pair is
+    :class:`tokcaliper.stats.ab.RunningStep` (the gated paired analysis).
 
     Attributes:
         k: 1-based pair number. a, b: the pair's runs. ratio: b / a.
         cum_ratio: ratio of the means of the first k pairs (mean_b / mean_a).
         t, p: Welch's t and p over the first k pairs (``None`` for k = 1).
-        change: the verdict word at that point; text: e.g. ``"-21.1% ~ (p=0.09, n=2+2)"``.
+        text: e.g. ``"-21.1% (p=0.09, n=2+2)"``.
     """
 
     k: int
@@ -268,22 +266,11 @@ class PairStep(BaseModel):
     cum_ratio: float | None
     t: float | None
     p: float | None
-    change: Change
     text: str
 
 
-def _change(p: float | None, ratio: float | None, alpha: float, higher_is_better: bool) -> Change:
-    if p is None or ratio is None or not math.isfinite(p):
-        return "insufficient data"
-    if p >= alpha:
-        return "no significant difference"
-    better = ratio > 1 if higher_is_better else ratio < 1
-    return "improved" if better else "regressed"
-
-
-def pair_ratios(a: Sequence[float], b: Sequence[float], alpha: float = 0.05,
-                higher_is_better: bool = True) -> list[PairStep]:
-    """Per-pair ratios b_k/a_k in run order and the running verdict after each pair (M4).
+def pair_ratios(a: Sequence[float], b: Sequence[float]) -> list[PairStep]:
+    """Per-pair ratios b_k/a_k in run order and Welch's t and p after each pair (M4).
 
     The source's power-cap A/B read "−21%" after two pairs and "+4%" over the
     last three; showing every step makes such early conclusions visible.
@@ -292,8 +279,9 @@ def pair_ratios(a: Sequence[float], b: Sequence[float], alpha: float = 0.05,
         a, b: baseline and candidate runs in the order they were interleaved,
             equal length (pair k = (a[k], b[k])). Drop both runs of a pair
             whose run was invalid before calling.
-        alpha: significance level for the running verdict.
-        higher_is_better: True for throughput, False for latencies.
+
+    Returns:
+        One :class:`PairStep` per pair, shape (n,); linear in n.
 
     Raises:
         InputError: unequal lengths, empty or non-finite input.
@@ -312,13 +300,9 @@ def pair_ratios(a: Sequence[float], b: Sequence[float], alpha: float = 0.05,
         if k >= 2:
             t, p = float(t_all[k - 1]), float(p_all[k - 1])
             t, p = (t if math.isfinite(t) else None), (p if math.isfinite(p) else None)
-        ch = _change(p, cum, alpha, higher_is_better)
-        mark = {"improved": "improved", "regressed": "regressed",
-                "no significant difference": "~", "insufficient data": "?"}[ch]
         ptxt = f"p={p_value(p, 2)}" if p is not None else "no test"
         steps.append(PairStep(k=k, a=ai, b=bi, ratio=bi / ai if ai > 0 else None, cum_ratio=cum,
-                              t=t, p=p, change=ch,
-                              text=f"{_signed_pct(cum)} {mark} ({ptxt}, n={k}+{k})"))
+                              t=t, p=p, text=f"{_signed_pct(cum)} ({ptxt}, n={k}+{k})"))
     return steps
 
 
@@ -358,165 +342,6 @@ def _prefix_welch(ma: np.ndarray, va: np.ndarray, mb: np.ndarray, vb: np.ndarray
         df = np.where(np.isnan(df), 1.0, df)  # no spread: any df (scipy's rule), t is ±inf or NaN
         p = 2 * _st.t.sf(np.abs(t), df)
     return t, p
-
-
-# ---------------------------------------------------------------- the verdict
-
-
-class Comparison(BaseModel):
-    """Result of :func:`compare_arms`: two arms, the tests and one verdict.
-
-    Attributes:
-        names: (baseline, candidate). unit: unit of the metric (text only).
-        a, b: :class:`Description` of each arm.
-        welch: Welch's test (``None`` if an arm has fewer than 2 runs).
-        variance: Brown–Forsythe/F tests (``None`` likewise).
-        pairs: per-pair steps when both arms have the same number of runs, else ``None``.
-        change: improved / regressed / no significant difference / insufficient data
-            (of the candidate against the baseline).
-        stably_worse: name of an arm flagged "stably worse" (M9), else ``None``.
-        verdict: check "compare" with summary, arithmetic, inputs and sources.
-    """
-
-    names: tuple[str, str]
-    unit: str
-    higher_is_better: bool
-    alpha: float
-    a: Description
-    b: Description
-    welch: WelchResult | None
-    variance: VarianceTest | None
-    pairs: list[PairStep] | None
-    change: Change
-    stably_worse: str | None
-    verdict: Verdict
-
-
-def _stably_worse(da: Description, db: Description, var: VarianceTest, names: tuple[str, str],
-                  alpha: float, higher_is_better: bool) -> str | None:
-    """Name of the arm whose runs sit in a narrow band on the worse side (M9), else None.
-
-    Rule: the variances differ (Brown–Forsythe p < α or F-test p < α), and every
-    run of the lower-variance arm is worse than the other arm's mean.
-    """
-    ps = [p for p in (var.bf_p, var.f_p) if p is not None]
-    if not ps or min(ps) >= alpha or da.std is None or db.std is None or da.std == db.std:
-        return None
-    stable, other, name = (da, db, names[0]) if da.std < db.std else (db, da, names[1])
-    if higher_is_better:
-        return name if stable.max < other.mean else None
-    return name if stable.min > other.mean else None
-
-
-def compare_arms(
-    a: Sequence[float],
-    b: Sequence[float],
-    names: tuple[str, str] = ("A", "B"),
-    *,
-    unit: str = "",
-    higher_is_better: bool = True,
-    alpha: float = 0.05,
-) -> Comparison:
-    """Compare a candidate arm ``b`` with a baseline arm ``a`` (METHODS.md M4, M9).
-
-    Verdict (benchstat/criterion words, status in brackets):
-    ``"~ no significant difference (p=0.39, n=5+5)"`` [n/a], ``"improved"``
-    [pass] or ``"regressed"`` [fail] when Welch's p < α, ``"insufficient
-    data"`` [n/a] when an arm has < 2 runs; a "stably worse" flag [warn] when
-    one arm's variance is much smaller and all its runs sit on the worse side
-    of the other's mean, even if t is not significant (M9).
-
-    Args:
-        a, b: runs of baseline and candidate, shapes (n_a,), (n_b,), finite.
-        names: display names (baseline, candidate).
-        unit: unit of the metric, e.g. "tok/s" (display only).
-        higher_is_better: True for throughput, False for latencies.
-        alpha: two-sided significance level in (0, 1).
-
-    Raises:
-        InputError: empty/non-finite input or alpha outside (0, 1).
-    """
-    if not 0 < alpha < 1:
-        raise InputError(f"--alpha must be between 0 and 1 (exclusive), got {alpha:g}")
-    na, nb = names
-    da, db = describe(a, f"arm {na}"), describe(b, f"arm {nb}")
-    # One display unit for every number of the verdict (seconds may become ms).
-    scale, shown_unit = display_scale(unit, [da.mean, db.mean])
-    u = f" {shown_unit}" if shown_unit else ""
-
-    def v(x: float | None, sig: int = 4, trim: bool = False) -> str:
-        """A value of the metric in the display unit, without the unit."""
-        return num(None if x is None else x * scale, sig, trim=trim)
-
-    def arm_line(name: str, d: Description) -> str:
-        return (f"{name}: mean {v(d.mean)}{u} (n={d.n}, CV {percent(d.cv)}, "
-                f"min {v(d.min, trim=True)}, max {v(d.max, trim=True)})")
-
-    arithmetic = [arm_line(na, da), arm_line(nb, db)]
-    inputs = {"a": list(map(float, a)), "b": list(map(float, b)), "names": list(names),
-              "unit": unit, "higher_is_better": higher_is_better, "alpha": alpha}
-    sources = [SOURCE_WELCH, SOURCE_RATIO_CI, SOURCE_VAR, "METHODS.md M4, M9"]
-
-    if da.n < 2 or db.n < 2:
-        ratio = db.mean / da.mean if da.mean > 0 else None
-        arithmetic.append(f"ratio {nb}/{na} = {v(db.mean)}{u} / {v(da.mean)}{u} = "
-                          f"{fmt_ratio(ratio)}" if ratio is not None else "ratio undefined")
-        cvs = [d.cv for d in (da, db) if d.cv is not None]
-        extra = (f"; at CV {percent(cvs[0])} single runs resolve only "
-                 f"{percent(mde_quick(cvs[0], 1), decimals=0)} (METHODS.md M10)") if cvs else ""
-        verdict = Verdict(
-            check="compare", title=f"{nb} vs {na}", status=Status.NA,
-            summary=f"? insufficient data: Welch's t needs ≥ 2 runs per arm (n={da.n}+{db.n}){extra}",
-            arithmetic=arithmetic, inputs=inputs, sources=sources)
-        return Comparison(names=names, unit=unit, higher_is_better=higher_is_better, alpha=alpha,
-                          a=da, b=db, welch=None, variance=None, pairs=None,
-                          change="insufficient data", stably_worse=None, verdict=verdict)
-
-    w = welch(a, b)
-    var = variance_test(a, b)
-    pairs = pair_ratios(a, b, alpha, higher_is_better) if da.n == db.n else None
-    change = _change(w.p, w.ratio, alpha, higher_is_better)
-    stable = _stably_worse(da, db, var, names, alpha, higher_is_better)
-
-    ci = ("" if w.ratio_ci95 is None
-          else f" [95% CI {fmt_ratio(w.ratio_ci95[0])}, {fmt_ratio(w.ratio_ci95[1])}]")
-    ratio_txt = "undefined" if w.ratio is None else f"{fmt_ratio(w.ratio)} ({_signed_pct(w.ratio)})"
-    arithmetic.append(f"ratio {nb}/{na} = {v(w.mean_b)}{u} / {v(w.mean_a)}{u} = {ratio_txt}{ci}")
-    in_unit = f" (in{u})" if u else ""
-    arithmetic.append(
-        f"Welch t{in_unit} = ({v(w.mean_a)} − {v(w.mean_b)}) / √({v(w.sd_a, 3)}²/{w.n_a} + "
-        f"{v(w.sd_b, 3)}²/{w.n_b}) = {v(w.mean_a - w.mean_b, 3)} / {v(w.se, 3)} = {statistic(w.t)}, "
-        f"df = {num(w.df, 2, min_decimals=1)}, p = {p_value(w.p)} (α = {alpha:g})")
-    bf = ("" if var.bf_p is None
-          else f"Brown–Forsythe W = {statistic(var.bf_w)}, p = {p_value(var.bf_p)}; ")
-    ftxt = ("F undefined" if var.f is None
-            else f"F = {v(w.sd_a, 3)}²/{v(w.sd_b, 3)}² = {statistic(var.f)}, p = {p_value(var.f_p)}")
-    arithmetic.append(f"variance: {bf}{ftxt}")
-    if pairs is not None:
-        arithmetic.append(f"pair ratios {nb}/{na} in order: "
-                          + " ".join(fmt_ratio(s.ratio) for s in pairs))
-        arithmetic.append("verdict after each pair: " + "; ".join(f"{s.k}: {s.text}" for s in pairs))
-
-    nn = f"n={w.n_a}+{w.n_b}"
-    if change == "no significant difference":
-        summary = f"~ no significant difference: {nb}/{na} = {ratio_txt}{ci} (p={p_value(w.p, 2)}, {nn})"
-        status = Status.NA
-    else:
-        summary = f"{change}: {nb}/{na} = {ratio_txt}{ci} (p={p_value(w.p)}, {nn})"
-        status = Status.PASS if change == "improved" else Status.FAIL
-    if stable is not None:
-        d_s = da if stable == na else db
-        summary += (f"; {stable} is stably worse: all {d_s.n} runs within "
-                    f"{v(d_s.min, trim=True)}–{v(d_s.max, trim=True)}{u} (CV {percent(d_s.cv or 0)}), below the other "
-                    f"arm's mean, and the variances differ (M9)")
-        if status is Status.NA:
-            summary += " — a flag to re-test with more runs, not a significant difference"
-            status = Status.WARN
-    verdict = Verdict(check="compare", title=f"{nb} vs {na}", status=status, summary=summary,
-                      arithmetic=arithmetic, inputs=inputs, sources=sources)
-    return Comparison(names=names, unit=unit, higher_is_better=higher_is_better, alpha=alpha,
-                      a=da, b=db, welch=w, variance=var, pairs=pairs, change=change,
-                      stably_worse=stable, verdict=verdict)
 
 
 # ---------------------------------------------------------------- M10

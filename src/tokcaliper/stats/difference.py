@@ -81,8 +81,8 @@ def analyze_difference(a: Sequence[float], b: Sequence[float], names: tuple[str,
     """
     from scipy import stats as st
 
-    from tokcaliper.stats.ab import ABEvidence, _arm, _require_variation  # noqa: F811
-    from tokcaliper.stats.compare import compare_arms
+    from tokcaliper.stats.ab import ABEvidence, _arm, _require_variation, stably_slow  # noqa: F811
+    from tokcaliper.stats.compare import variance_test, welch
 
     check_noise_abs(noise_abs)
     na, nb = names
@@ -91,9 +91,7 @@ def analyze_difference(a: Sequence[float], b: Sequence[float], names: tuple[str,
         raise InputError(f"paired runs need equal run counts per arm, got {na}: {arm_a.n} and "
                          f"{nb}: {arm_b.n}")
     _require_variation(arm_a, arm_b)
-    base = compare_arms(a, b, names, unit=unit, higher_is_better=higher_is_better, alpha=alpha)
-    assert base.welch is not None and base.variance is not None
-    w = base.welch
+    w, var = welch(a, b), variance_test(a, b)
     notes = [f"difference scale: b − a in {unit or 'the metric unit'}, noise floor ±"
              f"{_q(noise_abs, unit)} (ratios are undefined or meaningless for values at 0 or at "
              "the metric's resolution)"]
@@ -138,10 +136,11 @@ def analyze_difference(a: Sequence[float], b: Sequence[float], names: tuple[str,
     ev = ABEvidence(
         metric=metric, unit=unit, higher_is_better=higher_is_better, alpha=alpha,
         noise_band=noise_band, margin=margin, effect=effect, input_kind="samples", a=arm_a, b=arm_b,
-        ratio_of_means=ratio, ratio_of_means_ci=None, welch=w, variance=base.variance, paired=None,
+        ratio_of_means=ratio, ratio_of_means_ci=None, welch=w, variance=var, paired=None,
         running=None, tost=None, decided_by="paired" if paired else "welch", p_raw=p,
         decision_ratio=ratio, decision_ci=None, mde=mde, target_effect=target, runs_needed=need,
-        stably_slow=base.stably_worse, notes=notes, scale="difference", noise_abs=noise_abs,
+        stably_slow=stably_slow(arm_a, arm_b, var, alpha, higher_is_better), notes=notes,
+        scale="difference", noise_abs=noise_abs,
         difference=diff, difference_ci=ci, differences=diffs)
     return decide_difference(ev, basis=basis)
 

@@ -46,6 +46,7 @@ from pydantic import BaseModel, Field
 
 from tokcaliper.errors import InputError
 from tokcaliper.model import warnings as W
+from tokcaliper.model.bounds import MAX_DURATION_S, MAX_TIMEOUT_S
 from tokcaliper.model.warnings import Caveat
 from tokcaliper.model.verdict import Status, Verdict
 from tokcaliper.numbers import num, percent
@@ -566,8 +567,6 @@ def plan(
         raise InputError(f"--run-seconds must be > 0, got {_num(run_seconds)}")
     if not (math.isfinite(cooldown) and cooldown >= 0):
         raise InputError(f"--cooldown must be >= 0, got {_num(cooldown)}")
-    from tokcaliper.experiment.spec import MAX_DURATION_S, MAX_TIMEOUT_S  # bench's own bounds
-
     if run_seconds is not None and run_seconds > MAX_DURATION_S:
         raise InputError(f"--run-seconds must be ≤ {num(MAX_DURATION_S)} (7 days, the longest run bench "
                          f"takes), got {_num(run_seconds)}")

@@ -272,7 +272,7 @@ def write_recovery_file(run: Run, db_path: Path) -> Path | None:
     import re
     import time as _time
 
-    from tokcaliper.servers.local import cache_dir
+    from tokcaliper.fileio import cache_dir
 
     stamp = _time.strftime("%Y%m%dT%H%M%SZ", _time.gmtime())
     tag = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{run.session}-{run.arm}-{run.repetition}")[:80]
