@@ -57,3 +57,26 @@ def screenshot(page: Path, dest: Path, width: int = 1100, height: int = 3200) ->
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and dest.exists() and dest.stat().st_size > 10_000, out.stderr[-2000:]
     return dest
+
+
+def keep_screenshot(page: Path, tmp: Path, name: str) -> Path:
+    """Screenshot ``page`` into the test's ``tmp`` folder as ``name`` and print where it is.
+
+    Copies are kept for people to look at: under ``$TOKCALIPER_TEST_OUTPUT`` (default
+    ``test-output/`` of the repository, ignored by git) and, when set, under
+    ``$TOKCALIPER_SHOTS`` (e.g. ``/tmp/shots``). Returns the screenshot in ``tmp``.
+    """
+    import os
+
+    shot = screenshot(page, tmp / name)
+    repo = Path(__file__).resolve().parents[2]
+    kept = [shot]
+    for folder in (os.environ.get("TOKCALIPER_TEST_OUTPUT") or str(repo / "test-output"),
+                   os.environ.get("TOKCALIPER_SHOTS")):
+        if folder:
+            dest = Path(folder) / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(shot, dest)
+            kept.append(dest)
+    print("screenshot:", ", ".join(str(p) for p in kept))
+    return shot

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,11 +16,9 @@ from tokcaliper.model.telemetry import TelemetrySample
 from tokcaliper.report import plots
 from tokcaliper.store import Store
 
-from .chromium_page import load, screenshot
+from .chromium_page import keep_screenshot, load
 
 REPO = Path(__file__).resolve().parents[2]
-#: Screenshots are kept here for people to look at (ignored by git).
-OUTPUT = Path(os.environ.get("TOKCALIPER_TEST_OUTPUT", REPO / "test-output"))
 
 
 def _png_ok(fig) -> None:
@@ -97,13 +94,13 @@ server_cmd = "{llama_server} -m {smollm2} --host {host} --port {port} -np 2 -c 1
     assert "t2 against t1" in html.unescape(seen["text"])
     assert len(seen["images"]) >= 5 and all(w > 0 for w in seen["images"]), seen["images"]
     assert seen["resources"] == []  # no request left the page
-    shot = screenshot(page, OUTPUT / "report-experiment.png")
+    shot = keep_screenshot(page, tmp_path, "report-experiment.png")
     assert shot.stat().st_size > 10_000
     md = tmp_path / "report.md"
     assert main(["report", row.id, "--db", str(db), "--format", "markdown", "-o", str(md)]) == 0
     body = md.read_text()
     assert body.startswith(f"### Experiment {row.id}") and "| t2 vs t1 | aggregate_output_tok_s |" in body
-    assert "Roofline (docs/roofline.md)" in body and "t2: per-stream" in body
+    assert "#### Against the physical limit" in body and "t2: per-stream" in body
     assert "Against the physical limit" in text  # the real runs know their model and device
 
 
@@ -143,6 +140,9 @@ def test_report_errors_are_one_line(tmp_path, capsys):
     with Store(db):
         pass
     assert main(["report", "nope", "--db", str(db)]) == 2
-    assert "no experiment 'nope'" in capsys.readouterr().err
+    assert "no experiment or session 'nope'" in capsys.readouterr().err
     assert main(["report", "nope", "--db", str(db), "--format", "pdf"]) == 2
-    assert "--format must be html or markdown" in capsys.readouterr().err
+    assert "--format must be html, markdown, json, got 'pdf'" in capsys.readouterr().err
+    assert main(["report", "--db", str(db)]) == 2
+    assert "give one of: an ID, --session NAME or --audit FILE" in capsys.readouterr().err
+    assert main(["report", "--audit", str(tmp_path / "none.json"), "--db", str(db)]) == 2

@@ -1,4 +1,5 @@
-"""CLI: ``tokcaliper report`` — an experiment as one offline HTML page or a Markdown summary."""
+"""CLI: ``tokcaliper report`` — an experiment, a bench session, a sweep or an audit as one offline
+HTML page, a Markdown summary or the report's JSON data."""
 
 from __future__ import annotations
 
@@ -10,41 +11,47 @@ import typer
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, app
 from tokcaliper.errors import InputError
 
+#: Suffixes of record files: an existing file with one of these is audited.
+_RECORD_SUFFIXES = (".json", ".jsonl", ".csv")
+
 
 @app.command("report")
 def report_cmd(
-    experiment: Annotated[str, typer.Argument(help="Experiment id (see `tokcaliper experiment list`).")],
-    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="File to write (default report-ID.html / .md).")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="html (self-contained, opens offline) or markdown.")] = "html",
+    target: Annotated[Optional[str], typer.Argument(
+        help="Experiment or sweep id (`tokcaliper experiment list`), a bench session id "
+             "(`tokcaliper runs`), or a record file to audit.")] = None,
+    session: Annotated[Optional[str], typer.Option("--session", help="Report this bench session.")] = None,
+    audit: Annotated[Optional[list[Path]], typer.Option(
+        "--audit", help="Report the audit of this record file (repeatable), as `tokcaliper audit FILE`.")] = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "-o", "--output", help="File to write (default report-ID.html / .md / .json).")] = None,
+    fmt: Annotated[str, typer.Option(
+        "--format", help="html (self-contained, opens offline), markdown (a CI job summary) or json.")] = "html",
     db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = Path("tokcaliper.db"),
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
-    """Write the report of an experiment: the verdict first, numbers with their uncertainty, plots."""
-    if fmt not in ("html", "markdown"):
-        raise InputError(f"--format must be html or markdown, got {fmt!r}")
-    from tokcaliper.experiment.report_data import gather_experiment_report
-    from tokcaliper.report.html import experiment_html, experiment_markdown, verdict_sentence
+    """Write a report: the verdict first, numbers with their uncertainty, plots, what ran, caveats."""
+    from tokcaliper.report.formats import exporter, render_written, write_report
     from tokcaliper.report.output import emit
-    from tokcaliper.store import Store
 
-    from tokcaliper.audit.run_roofline import arm_rooflines
-    from tokcaliper.report.roofline_view import arm_line
+    exporter(fmt)  # an unknown format fails before any work
+    given = [x for x in (target, session, audit or None) if x is not None]
+    if len(given) != 1:
+        raise InputError("give one of: an ID, --session NAME or --audit FILE")
+    files = list(audit or [])
+    if target is not None and Path(target).suffix.lower() in _RECORD_SUFFIXES and Path(target).is_file():
+        files = [Path(target)]
+    if files:
+        from tokcaliper.audit.report_data import gather_audit_report
 
-    with Store(db, create=False) as store:
-        rep = gather_experiment_report(store, experiment)
-        arms = arm_rooflines(store.session_runs(rep.analysis.id), [a.name for a in rep.analysis.spec.arms])
-    lines = [arm_line(a) for a in arms]
-    first = next((r for a in arms for r in a.runs if r.fraction is not None), None)
-    rep = rep.model_copy(update={"roofline_lines": lines + ([] if first is None else first.arithmetic)})
-    text = experiment_html(rep) if fmt == "html" else experiment_markdown(rep)
-    path = output or Path(f"report-{rep.analysis.id}.{'html' if fmt == 'html' else 'md'}")
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as e:
-        raise InputError(f"-o {path}: cannot write: {e.strerror or e}") from None
-    sentence, verdict = verdict_sentence(rep)
-    payload = {"experiment": rep.analysis.id, "file": str(path), "format": fmt,
-               "verdict": verdict, "sentence": sentence, "bytes": len(text.encode())}
-    emit(payload, as_json, lambda console: console.print(f"{sentence}\nwrote {path}", markup=False))
+        rep = gather_audit_report(files)
+    else:
+        from tokcaliper.experiment.report_data import gather_store_report
+        from tokcaliper.report.formats.roofline import roofline_lines
+        from tokcaliper.store import Store
+
+        with Store(db, create=False) as store:
+            rep = gather_store_report(store, session or target or "", session=session is not None,
+                                      roofline=roofline_lines)
+    written = write_report(rep, fmt, output)
+    emit(written, as_json, lambda console: render_written(written, console))

@@ -45,6 +45,15 @@ __all__ = [
     "NO_POWER_SOURCE",
     "NamedWarning",
     "QUICK_FORMULA_POWER",
+    "REPORT_AUDIT_BOUNDS",
+    "REPORT_AUDIT_UNCHECKED",
+    "REPORT_CLIENT_SIDE",
+    "REPORT_NO_SLO",
+    "REPORT_NO_TELEMETRY",
+    "REPORT_RUNS_LEFT_OUT",
+    "REPORT_SMALLEST_CHANGE",
+    "REPORT_SWEEP_PERCENTILES",
+    "REPORT_UNTIL_DECIDED",
     "RUNS_LEFT_OUT",
     "SERVER_LEFT_RUNNING",
     "SERVER_STOP_FAILED",
@@ -290,15 +299,51 @@ GATE_LOAD_DIFFERS = NamedWarning(
 #: A ``warn`` finding of the machine check before measuring (``tokcaliper doctor`` lists them all).
 MACHINE_CHECK_FINDING = NamedWarning("machine-check", "machine-check {code}: {found}{fix}")
 
-#: Every named warning by code.
-ALL: dict[str, NamedWarning] = {w.code: w for w in (
-    FEW_REPETITIONS, SINGLE_REPETITION, CV_UNDEFINED, IDENTICAL_RUNS, SINGLE_RUN_NO_CV,
-    CV_FROM_FEW_RUNS, QUICK_FORMULA_POWER, INDEPENDENT_RUNS_ASSUMED, SINGLE_RUNS_ANECDOTE,
-    NO_GPU, NO_POWER_SOURCE, TELEMETRY_OFF, SERVER_STOP_FAILED, SERVER_LEFT_RUNNING,
-    CLIENT_LOOP_LAG, CLIENT_LOOP_LAG_KERNEL_STAMPED, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND,
-    HOST_DISPATCH_LATE, CAP_DISPATCH_LATE,
-    TEXT_AT_ONE_INSTANT, TOKENS_PER_CHUNK, LENGTHS_OFF, LENGTHS_UNCOUNTED,
-    LENGTHS_APPROXIMATE, MIXED_TOOLS, NOT_BEST_BUY, COVARIATE_DURING_RUN,
-    COVARIATE_DIFFERS_BY_ARM, COVARIATE_EXPLAINS_LITTLE,
-    GPU_OVERRIDE_UNMATCHED, CSV_MISSING_CELLS, RUNS_LEFT_OUT,
-    DAMAGED_RUN_SKIPPED, GATE_LOAD_DIFFERS, MACHINE_CHECK_FINDING)}
+
+# --- Caveats the report pages state (``tokcaliper report``; issue 19 item 3) ---------------
+#: The smallest change a comparison's runs can call (noise band + MDE, METHODS.md M2, M9).
+REPORT_SMALLEST_CHANGE = NamedWarning(
+    "report-smallest-change",
+    "{candidate} vs {baseline}: with these runs no change smaller than ±{smallest} (noise band "
+    "±{band} + MDE ±{mde}) can be called on {metric}.")
+#: An until-decided experiment: the sequential rule governs (METHODS.md M9).
+REPORT_UNTIL_DECIDED = NamedWarning(
+    "report-until-decided",
+    "Until-decided experiment: the sequential rule's verdict governs; the fixed-n p-values and CIs "
+    "assume the number of pairs was fixed in advance.")
+#: Latencies are measured at the client.
+REPORT_CLIENT_SIDE = NamedWarning(
+    "report-client-side",
+    "Client-side metrics: TTFT and ITL are measured at the client and include the network and the "
+    "client's own scheduling (its self-monitor is stored per run).")
+#: No telemetry sample was stored for the runs (M5).
+REPORT_NO_TELEMETRY = NamedWarning(
+    "report-no-telemetry",
+    "No telemetry was recorded: clocks, power and temperature were not measured, so throttling "
+    "cannot be ruled out as a cause of differences.")
+#: Invalid runs are stored but left out of every figure.
+REPORT_RUNS_LEFT_OUT = NamedWarning(
+    "report-runs-left-out", "{n} run(s) were invalid and left out: {which}")
+#: A sweep without an SLO: no band, no "highest level within the SLO".
+REPORT_NO_SLO = NamedWarning(
+    "report-no-slo",
+    "No SLO was given: the latency plot draws no band and no level is called within or beyond an "
+    "objective (give --slo ttft=200ms to the sweep).")
+#: A sweep's levels are judged on per-run percentiles.
+REPORT_SWEEP_PERCENTILES = NamedWarning(
+    "report-sweep-percentiles",
+    "Each level's latency is the mean over its runs of the per-run {metric}, with the 95% CI of that "
+    "mean (Student's t over runs, n per level in the table); a level meets the SLO when the CI's "
+    "upper end is below it.")
+#: An audit checks claims against physical bounds; it cannot confirm them.
+REPORT_AUDIT_BOUNDS = NamedWarning(
+    "report-audit-bounds",
+    "An audit compares each published figure with physical bounds (roofline, TDP, acceptance ceiling) "
+    "and with the record's own consistency: a pass means not impossible, not measured or confirmed.")
+#: Audit checks that applied but could not run (a missing fact).
+REPORT_AUDIT_UNCHECKED = NamedWarning(
+    "report-audit-unchecked", "Not checked: {what}")
+
+
+#: Every named warning by code: each :class:`NamedWarning` defined above.
+ALL: dict[str, NamedWarning] = {w.code: w for w in list(globals().values()) if isinstance(w, NamedWarning)}
