@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -42,50 +41,9 @@ from tokcaliper.audit.constants import DEFAULT_HOST_BANDWIDTH_GB_S, DEFAULT_HOST
 from tokcaliper.audit.runner import build_context
 from tokcaliper.errors import TokcaliperError
 from tokcaliper.model.record import EngineInfo, HardwareInfo, ModelInfo, QuantInfo, Record
+from tokcaliper.model.roofline import ArmRoofline, RunRoofline  # the result types, re-exported here
 from tokcaliper.model.run import Run
 from tokcaliper.numbers import num, percent
-
-
-@dataclass
-class RunRoofline:
-    """One run's decode rates as fractions of their rooflines.
-
-    Attributes:
-        run_id / arm: the run.
-        device: what the bound is for (``"gpu0 NVIDIA H200"``, ``"host CPU AMD EPYC"``).
-        per_stream_tok_s: the run's mean per-stream decode rate, tok/s.
-        bound_tok_s: the per-stream roofline, tok/s (A3's bound for the run's record).
-        fraction: per_stream_tok_s ÷ bound_tok_s.
-        measured_gb_s / spec_gb_s: the bandwidth used (measured) and the spec-sheet
-            figure beside it (None: no spec sheet), GB/s.
-        spec_bound_tok_s / spec_fraction: the same at the spec-sheet bandwidth.
-        spec_source: where the spec-sheet figure comes from (for a host CPU, which has
-            no table: A3's assumed host bandwidth, said as such).
-        batch: streams one batch step serves, B = min(concurrency, slots).
-        aggregate_tok_s / aggregate_bound_tok_s / aggregate_fraction: the run's aggregate
-            output rate, B × roofline and their ratio (None when B = 1).
-        arithmetic / sources: lines as the audit prints them.
-        missing: each fact that is not known (then the bound is None).
-    """
-
-    run_id: int | None
-    arm: str
-    device: str | None = None
-    per_stream_tok_s: float | None = None
-    bound_tok_s: float | None = None
-    fraction: float | None = None
-    measured_gb_s: float | None = None
-    spec_gb_s: float | None = None
-    spec_bound_tok_s: float | None = None
-    spec_fraction: float | None = None
-    spec_source: str | None = None
-    batch: int = 1
-    aggregate_tok_s: float | None = None
-    aggregate_bound_tok_s: float | None = None
-    aggregate_fraction: float | None = None
-    arithmetic: list[str] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
 
 
 def _device(run: Run) -> tuple[HardwareInfo, str | None, list[str]]:
@@ -254,30 +212,6 @@ def _fill(out: RunRoofline, run: Run, roof: Roofline, ctx) -> None:  # type: ign
                                                                             if run.served else None)
     if psrc:
         out.sources.append(f"parameters in the run's record: {psrc}")
-
-
-@dataclass
-class ArmRoofline:
-    """An arm's runs against their rooflines: the fractions' mean and spread across runs.
-
-    Attributes:
-        arm: the arm. runs: one :class:`RunRoofline` per valid run.
-        n: runs with a fraction. mean / std / cv: of the per-stream fraction over them
-            (std and CV None with n = 1). aggregate_mean / aggregate_cv: the same for the
-            aggregate fraction (None when no batch bound applies).
-        missing: the first run's missing facts, when no run has a fraction.
-    """
-
-    arm: str
-    runs: list[RunRoofline]
-    n: int = 0
-    mean: float | None = None
-    std: float | None = None
-    cv: float | None = None
-    aggregate_n: int = 0
-    aggregate_mean: float | None = None
-    aggregate_std: float | None = None
-    missing: list[str] = field(default_factory=list)
 
 
 def _mean_sd(xs: list[float]) -> tuple[float | None, float | None]:

@@ -35,6 +35,9 @@ __all__ = [
     "NO_GPU",
     "NO_POWER_SOURCE",
     "NamedWarning",
+    "NO_NOISE_FLOOR",
+    "RUN_LEFT_OUT",
+    "SERVER_RESTARTED",
     "QUICK_FORMULA_POWER",
     "SINGLE_REPETITION",
     "SINGLE_RUN_NO_CV",
@@ -233,6 +236,16 @@ MIXED_TOOLS = NamedWarning(
     "arms measured by different tools ({tools}): {metric} is not defined alike — {differences}; "
     "part of any difference may be the definitions, not the servers (docs/import.md)")
 
+#: ``bench``: a stored run flagged invalid (too many failed requests, the server died) is kept
+#: out of its level's noise floor (METHODS.md M1: the floor is of valid runs only).
+RUN_LEFT_OUT = NamedWarning(
+    "run-left-out", "{arm}: run {repetition} (#{run_id}) left out of the noise floor: {reason}")
+#: ``bench``: a level (an arm) whose every run is invalid has no noise floor.
+NO_NOISE_FLOOR = NamedWarning("no-noise-floor", "{arm}: no valid run, no noise floor")
+#: ``bench --on-server-death restart``: the managed server died during a run (stored as failed)
+#: and was started again before the next run.
+SERVER_RESTARTED = NamedWarning("server-restarted", "{note}")
+
 #: Every named warning by code.
 ALL: dict[str, NamedWarning] = {w.code: w for w in (
     FEW_REPETITIONS, SINGLE_REPETITION, CV_UNDEFINED, IDENTICAL_RUNS, SINGLE_RUN_NO_CV,
@@ -241,4 +254,4 @@ ALL: dict[str, NamedWarning] = {w.code: w for w in (
     CLIENT_LOOP_LAG, CLIENT_LOOP_LAG_KERNEL_STAMPED, CLIENT_DISPATCH_LATE, CLIENT_CPU_BOUND,
     HOST_DISPATCH_LATE, CAP_DISPATCH_LATE,
     TEXT_AT_ONE_INSTANT, TOKENS_PER_CHUNK, LENGTHS_OFF, LENGTHS_UNCOUNTED,
-    LENGTHS_APPROXIMATE, MIXED_TOOLS)}
+    LENGTHS_APPROXIMATE, MIXED_TOOLS, RUN_LEFT_OUT, NO_NOISE_FLOOR, SERVER_RESTARTED)}
