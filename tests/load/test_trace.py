@@ -206,7 +206,7 @@ def test_real_llama_server_replay_stores_the_scaling(llama_server, tmp_path):
     for r in recs:  # tokenize-sized: the server counted the asked-for prompt (template included) within 1
         assert abs(r.prompt_tokens - r.requested_prompt_tokens) <= 1, (r.prompt_tokens, r.requested_prompt_tokens)
     f = replay_figures([stored])[0]
-    assert f["block_tokens"] == 4 and f["scale"] == 4 / 512 and f["dispatch_n"] == 3
+    assert f.block_tokens == 4 and f.scale == 4 / 512 and f.dispatch_n == 3
 
 
 def test_bench_text_output_of_a_trace_replay_prints_the_replay_line(tmp_path):

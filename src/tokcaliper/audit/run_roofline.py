@@ -41,7 +41,7 @@ from tokcaliper.audit.constants import DEFAULT_HOST_BANDWIDTH_GB_S, DEFAULT_HOST
 from tokcaliper.audit.runner import build_context
 from tokcaliper.errors import TokcaliperError
 from tokcaliper.model.record import EngineInfo, HardwareInfo, ModelInfo, QuantInfo, Record
-from tokcaliper.model.roofline import ArmRoofline, RunRoofline  # the figures' types, below the layers that show them
+from tokcaliper.model.roofline import ArmRoofline, RunRoofline  # the result types, re-exported here
 from tokcaliper.model.run import Run
 from tokcaliper.numbers import num, percent
 

@@ -131,6 +131,8 @@ def bench(
     # `tokcaliper --help` and the other commands start fast.
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from tokcaliper.audit.run_roofline import arm_rooflines
+    from tokcaliper.experiment.bench_result import bench_result
     from tokcaliper.experiment.runner import RepeatSpec, run_repetitions
     from tokcaliper.experiment.spec import LoadSpec
     from tokcaliper.load.pool import ensure_fd_room
@@ -138,8 +140,10 @@ def bench(
     from tokcaliper.model.metrics import get_metric
     from tokcaliper.model.run import Run
     from tokcaliper.model import warnings as W
+    from tokcaliper.model.warnings import Caveat
     from tokcaliper.numbers import num
-    from tokcaliper.report.output import emit, stderr
+    from tokcaliper.report.bench_view import render_bench
+    from tokcaliper.report.output import emit, stderr, warn
     from tokcaliper.report.text import esc
     from tokcaliper.servers.counters import discover_model
     from tokcaliper.servers.url import server_url
@@ -221,6 +225,11 @@ def bench(
 
         worker_pool(workers, ray_address)
     command_line = shlex.join(["tokcaliper", *sys.argv[1:]])
+    live: list[Caveat] = []  # warnings raised while measuring: on stderr now, and in the JSON
+
+    def live_warning(caveat: Caveat) -> None:
+        live.append(caveat)
+        warn(caveat)
 
     with ExitStack() as stack:
         if workers > 1:
@@ -232,7 +241,6 @@ def bench(
         store = stack.enter_context(Store(db))
 
         cfg = load_spec.to_load_config(base_url, model=discover_model(base_url))
-        requests = cfg.requests
         host = collect_host_info(bandwidth=True)  # the roofline's measured bandwidth (issue 25)
         # The quick machine check (issue 21): stored with every run, its warnings named before measuring.
         host.machine_check = machine_check(
@@ -243,197 +251,73 @@ def bench(
         if idle_seconds > 0 and telemetry_interval > 0:
             stderr.print(f"measuring idle power for {idle_seconds:g} s (M5)")
             idle_power = TelemetrySampler(interval_s=telemetry_interval).measure_idle(idle_seconds)
-        total = repeat * restarts * requests if requests is not None else None
+        runs_total = repeat * restarts
+        total = runs_total * cfg.requests if cfg.requests is not None else None
         progress = Progress(
             TextColumn("[progress.description]{task.description}"), BarColumn(),
             MofNCompleteColumn(), TimeElapsedColumn(), console=stderr, transient=True,
         )
         stack.enter_context(progress)
         task = progress.add_task(f"bench {esc(arm)}: run 1/{repeat}", total=total)
-        sweep: list[tuple[float | None, str, list[Run]]] = []
-        for r_arm, r_cfg in ((arm, cfg),):  # one arm (a sweep is an experiment: run_sweep)
-            spec = RepeatSpec(
-                load=r_cfg, prompts=prompt_set, repeat=repeat, cooldown_s=cooldown, arm=r_arm,
-                command_line=command_line, server=target.server, server_version=version,
-                host=host, idle_power_w=idle_power or {},
-                idle_duration_s=idle_seconds if idle_power is not None else None,
-                telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
-                if telemetry_interval > 0 else None,
-                unique_prompts=unique_prompts, max_error_rate=max_error_rate,
-                on_server_death=on_server_death,  # type: ignore[arg-type]
-                on_restart=lambda note: progress.console.print(f"[yellow]warning:[/yellow] {note}"),
-                restarts=restarts,
-                on_planned_restart=lambda note: progress.console.print(esc(note)),
-            )
-
-            def on_run(run: Run, r_arm: str = r_arm) -> None:
-                m = run.metrics
-                progress.console.print(
-                    f"{r_arm} run {run.repetition + 1}/{repeat * restarts} stored as #{run.id}"
-                    + ("" if run.restart is None else f" (restart {run.restart + 1}/{restarts})") + ": "
-                    f"{num(m.aggregate_output_tok_s, 4)} tok/s aggregate, "
-                    f"TTFT p50 {num(None if m.ttft_s.p50 is None else m.ttft_s.p50 * 1000)} ms, "
-                    f"{m.completed} ok / {m.failed} failed"
-                    + ("" if run.valid else f" — [yellow]INVALID[/yellow]: {run.invalid_reason}")
-                )
-                progress.update(task, description=f"bench {esc(r_arm)}: run "
-                                                  f"{min(run.repetition + 2, repeat * restarts)}/{repeat * restarts}")
-
-            progress.update(task, description=f"bench {esc(r_arm)}: run 1/{repeat}")
-            sweep.append((cfg.rate_rps, r_arm, run_repetitions(
-                spec, store,
-                on_request=lambda _index: progress.advance(task),
-                on_run=on_run,
-                on_cooldown=lambda s: progress.update(task, description=f"bench: cooling down {s:g} s"),
-            )))
-        runs = sweep[0][2]
-
-    all_runs = [x for _, _, rr in sweep for x in rr]
-    if not any(x.valid for x in all_runs):
-        raise ServerError(no_valid_run(all_runs, db))
-    # Invalid runs (too many failed requests) are stored but left out of the noise floor.
-    reports = [floor_of(rr, metric, slo, steady_state, effect) for _, _, rr in sweep]
-    report = reports[0]
-    splits = []
-    if restarts > 1:  # where the variance lives (issue 17 item 7)
-        from tokcaliper.experiment.analysis import split_by_restart
-        from tokcaliper.model.metrics import headline_metrics
-
-        valid = [x for x in runs if x.valid]
-        groups = [[x for x in valid if x.restart == k] for k in range(restarts)]
-        names = metric or [m.name for m in headline_metrics()]
-        splits = [split_by_restart(groups, arm=arm, metric=name) for name in names]
-    payload = {
-        "session": runs[0].session,
-        "db": str(db),
-        "config": cfg,
-        "server_command": runs[0].server_command,
-        "server_version": version,
-        "idle_power_w": idle_power,
-        "runs": [{"id": r.id, "repetition": r.repetition, "restart": r.restart, "valid": r.valid,
-                  "invalid_reason": r.invalid_reason, "metrics": r.metrics} for r in runs],
-        "noise_floor": report,
-    }
-    from tokcaliper.audit.run_roofline import arm_rooflines
-    from tokcaliper.report.roofline_view import render_roofline, roofline_payload
-
-    payload["roofline"] = roofline_payload(arm_rooflines(all_runs))
-    if restarts > 1:
-        payload["restarts"] = splits
-    if cfg.trace is not None:  # the block size and scaling each run used, its dispatch delay and cache use
-        from tokcaliper.load.trace import replay_figures
-
-        payload["trace"] = replay_figures(runs)
-
-    def render(console) -> None:  # type: ignore[no-untyped-def]
-        console.print(f"[bold]tokcaliper bench[/bold]  {esc(cfg.base_url)}  model {esc(cfg.model)}")
-        console.print(
-            f"  {repeat} run(s) × {cfg.requests or f'{cfg.duration_s:g} s of'} requests, "
-            + (f"trace replay {esc(cfg.trace)} at {num(cfg.trace_speedup, trim=True)}× speed, "
-               f"≤ {cfg.concurrency} in flight" if cfg.trace is not None else
-               f"open loop {cfg.arrival} {num(cfg.rate_rps)} req/s"
-               + (f" (burstiness {num(cfg.burstiness)})" if cfg.arrival == "gamma" else "")
-               + f", ≤ {cfg.concurrency} in flight" if cfg.rate_rps is not None
-               else f"concurrency {cfg.concurrency}")
-            + (f", input tokens {esc(cfg.input_tokens)}" if cfg.input_tokens else "")
-            + (f", dataset {esc(cfg.dataset)} (seed {cfg.dataset_seed})" if cfg.dataset else "")
-            + (f", output tokens {esc(cfg.output_tokens)} (seed {cfg.length_seed})" if cfg.output_tokens
-               else ", output lengths from the trace" if cfg.trace else f", max_tokens {cfg.max_tokens}")
-            + (f", shared prefix {esc(cfg.shared_prefix)}" if cfg.shared_prefix else "")
-            + (f", sessions of {cfg.turns} turns (think {num(cfg.think_time_s, trim=True)} s)"
-               if cfg.turns > 1 else "")
-            + ", temperature "
-            f"{cfg.temperature:g}, {cfg.warmup} warm-up request(s) per run excluded, "
-            f"cool-down {cooldown:g} s; stored in {esc(db)} (session {runs[0].session})"
+        spec = RepeatSpec(
+            load=cfg, prompts=prompt_set, repeat=repeat, cooldown_s=cooldown, arm=arm,
+            command_line=command_line, server=target.server, server_version=version,
+            host=host, idle_power_w=idle_power or {},
+            idle_duration_s=idle_seconds if idle_power is not None else None,
+            telemetry=(lambda: TelemetrySampler(interval_s=telemetry_interval))
+            if telemetry_interval > 0 else None,
+            unique_prompts=unique_prompts, max_error_rate=max_error_rate,
+            on_server_death=on_server_death,  # type: ignore[arg-type]
+            on_restart=lambda note: live_warning(W.SERVER_RESTARTED.caveat(note=note)),
+            restarts=restarts,
+            on_planned_restart=lambda note: progress.console.print(esc(note)),
         )
-        if idle_power is not None:
-            idle = idle_power
-            console.print(
-                f"  idle power over {idle_seconds:g} s before load: "
-                + (", ".join(f"{dev} {num(w)} W" for dev, w in idle.items()) if idle
-                   else W.NO_POWER_SOURCE.text())
+
+        def on_run(run: Run) -> None:
+            m = run.metrics
+            progress.console.print(
+                f"{esc(arm)} run {run.repetition + 1}/{runs_total} stored as #{run.id}"
+                + ("" if run.restart is None else f" (restart {run.restart + 1}/{restarts})") + ": "
+                f"{num(m.aggregate_output_tok_s, 4)} tok/s aggregate, "
+                f"TTFT p50 {num(None if m.ttft_s.p50 is None else m.ttft_s.p50 * 1000)} ms, "
+                f"{m.completed} ok / {m.failed} failed"
+                + ("" if run.valid else f" — [yellow]INVALID[/yellow]: {esc(run.invalid_reason)}")
             )
-        for (_r, a, rr), rep in zip(sweep, reports):
-            render_level(console, a, rr, rep, wide)
-        if splits:
-            from tokcaliper.report.experiment_view import render_restart_splits
+            progress.update(task, description=f"bench {esc(arm)}: run "
+                                              f"{min(run.repetition + 2, runs_total)}/{runs_total}")
 
-            console.print(f"  {restarts} server starts × {repeat} runs; the noise floor above pools "
-                          "all runs (restart-level noise included)")
-            render_restart_splits(splits, console, detail=1)  # the arithmetic of the first metric
+        runs = run_repetitions(
+            spec, store,
+            on_request=lambda _index: progress.advance(task),
+            on_run=on_run,
+            on_cooldown=lambda s: progress.update(task, description=f"bench: cooling down {s:g} s"),
+        )
 
-    emit(payload, json_out, render)
-
-
-def floor_of(runs, metric, slo, steady_state, effect):  # type: ignore[no-untyped-def]
-    """The noise floor of one level's valid runs (None without one): the headline metrics, or
-    ``--metric``'s, plus the SLO / steady-state metrics when those were asked for."""
-    from tokcaliper.model.metrics import METRICS, headline_metrics, scalar_series
-    from tokcaliper.stats.noise import noise_floor
-
-    names = metric or None
-    if names is None and (slo is not None or steady_state is not None):  # the figures asked for, too
-        asked = {o for o, v in (("--slo", slo), ("--steady-state", steady_state)) if v is not None}
-        names = [m.name for m in headline_metrics()] + [n for n, m in METRICS.items() if m.needs in asked]
-    cfg = runs[0].config if runs else None
-    if cfg is not None and (cfg.shared_prefix is not None or cfg.turns > 1):
-        # the hit rate is what shared-prefix and session workloads are about
-        names = [*(names or [m.name for m in headline_metrics()]), "prefix_cache_hit_pct"]
-    from tokcaliper.stats.covariates import run_covariates
-
-    valid = [r for r in runs if r.valid]  # the covariates let the floor name what made it wide
-    return noise_floor(scalar_series([r.metrics for r in valid], names=names), effect=effect,
-                       covariates=run_covariates(valid)) if valid else None
-
-
-def render_level(console, arm: str, runs, report, wide: bool) -> None:  # type: ignore[no-untyped-def]
-    """One arm's (one level's) runs, client, SLO, lengths, telemetry and noise floor."""
-    from tokcaliper.report.noise_view import render_noise_floor
-    from tokcaliper.report.run_view import (
-        render_client, render_lengths, render_stream_warnings, render_telemetry, runs_table)
-    from tokcaliper.report.prefix_cache_view import render_prefix_cache
-    from tokcaliper.report.roofline_view import render_roofline
-    from tokcaliper.report.slo_view import render_slo, render_steady
-    from tokcaliper.report.text import esc
-
-    console.print(runs_table(runs, wide=wide))
-    render_client(console, runs)
-    if runs and runs[0].config.trace is not None:
-        from tokcaliper.load.trace import replay_summary
-
-        console.print(esc(replay_summary(runs)))
-    render_stream_warnings(console, runs)
-    render_slo(console, runs)
-    render_steady(console, runs)
-    render_lengths(console, runs)
-    render_prefix_cache(console, runs)
-    render_telemetry(console, runs, wide=wide)
-    render_roofline(console, runs, wide=wide)  # issue 25
-    for x in runs:
-        if not x.valid:
-            console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1} (#{x.id}) left out of the "
-                          f"noise floor: {x.invalid_reason}")
-    if report is None:
-        console.print(f"  [yellow]warning:[/yellow] {arm}: no valid run, no noise floor")
-    else:
-        render_noise_floor(console, report)
+    # Invalid runs (too many failed requests) are stored but left out of the noise floor;
+    # none valid: exit 3 with the most common error.
+    result = bench_result(
+        runs, db=db, roofline_of=arm_rooflines, metrics=metric, slo=slo, steady_state=steady_state,
+        effect=effect, idle_power_w=idle_power, idle_seconds=idle_seconds, repeat=repeat,
+        server_starts=restarts, cooldown_s=cooldown, warnings=live if json_out else ())
+    emit(result, json_out, lambda console: render_bench(console, result, wide=wide))
 
 
 def run_sweep(exp, db: Path, *, metric, slo, steady_state, effect, json_out: bool,  # type: ignore[no-untyped-def]
               wide: bool, axis: str) -> None:
-    """Run a sweep's experiment (:func:`tokcaliper.experiment.load_sweep.load_sweep_experiment`),
-    then print each level's runs and noise floor, the sweep table and each level against the first.
+    """Run a sweep's experiment (:func:`tokcaliper.experiment.load_sweep.load_sweep_experiment`)
+    with a progress line, then print its :class:`~tokcaliper.experiment.bench_result.SweepResult`:
+    each level's runs and noise floor, the sweep table and each level against the first.
 
     Raises:
         ServerError: no valid run (exit 3), or the server died with ``--on-server-death stop``
             (the message gives the resume command). Interrupted: Ctrl-C (likewise).
     """
+    from tokcaliper.audit.run_roofline import arm_rooflines
     from tokcaliper.cli.experiment import execute_with_progress
-    from tokcaliper.cli.experiment import no_valid_run as experiment_no_valid_run
-    from tokcaliper.experiment.analysis import analyze_experiment
+    from tokcaliper.experiment.bench_result import sweep_result
     from tokcaliper.experiment.execute import create_experiment
+    from tokcaliper.report.bench_view import render_sweep
     from tokcaliper.report.output import emit, stderr
-    from tokcaliper.report.text import esc
     from tokcaliper.servers.managed import check_reachable
     from tokcaliper.store import Store, ensure_writable
 
@@ -452,88 +336,8 @@ def run_sweep(exp, db: Path, *, metric, slo, steady_state, effect, json_out: boo
             execute_with_progress(exp_id, exp, None, store, "stop", json_out)
         except ServerError as e:
             raise ServerError(f"{e}; the runs so far are kept: continue with `{resume}`") from None
-        analysis = analyze_experiment(store, exp_id)
-        runs = [r for r in store.session_runs(exp_id) if not r.warmup_run]
-        failed = experiment_no_valid_run(exp_id, store)
-    sweep = [(a.load[axis], a.name, sorted([r for r in runs if r.arm == a.name], key=lambda r: r.repetition))
-             for a in exp.arms]
-    reports = [floor_of(rr, metric, slo, steady_state, effect) for _, _, rr in sweep]
-    payload = {
-        "experiment": exp_id, "db": str(db), "axis": axis, "spec": exp,
-        "sweep": [{"level": lv, "arm": a, "config": exp.arm_load(a),
-                   "runs": [{"id": x.id, "repetition": x.repetition, "position": x.position,
-                             "valid": x.valid, "invalid_reason": x.invalid_reason, "metrics": x.metrics}
-                            for x in rr], "noise_floor": rep}
-                  for (lv, a, rr), rep in zip(sweep, reports)],
-        "outcomes": analysis.outcomes, "comparisons": analysis.comparisons,
-    }
-
-    def render(console) -> None:  # type: ignore[no-untyped-def]
-        what = "concurrency" if axis == "concurrency" else "open-loop rate"
-        console.print(f"[bold]tokcaliper bench[/bold] sweep over {what}: experiment {esc(exp_id)}, "
-                      f"{exp.runs_per_arm} runs per level interleaved ({esc(exp.order)}"
-                      + ("" if exp.seed is None else f", seed {exp.seed}") + f"); stored in {esc(db)}")
-        for o in analysis.outcomes:
-            console.print(f"  [bold red]{esc(o.kind)}[/bold red]: {esc(o.reason)}")
-        for (lv, a, rr), rep in zip(sweep, reports):
-            console.print(f"[bold]{esc(a)}[/bold]: {what} {num(lv, trim=True)}")
-            render_level(console, a, rr, rep, wide)
-        render_sweep(console, sweep, axis)
-        console.print(f"each level against {esc(sweep[0][1])} (paired over the interleaved runs, "
-                      f"{esc(exp.metric)}; the arithmetic: `tokcaliper experiment show {esc(exp_id)}`):")
-        for c in analysis.comparisons:
-            text = c.error if c.metrics is None else c.metrics.metrics[0].report.summary
-            console.print(f"  {esc(c.candidate)}: {esc(text or '')}")
-
-    from tokcaliper.numbers import num
-
-    emit(payload, json_out, render)
-    if failed is not None:
-        raise ServerError(failed)
-
-
-def no_valid_run(runs, db: Path) -> str:  # type: ignore[no-untyped-def]
-    """The one-line reason for exit 3 when every run of a bench was invalid.
-
-    Names the runs, why the first one is invalid, and the most common error
-    over all runs (status and body, truncated), which usually tells what to fix.
-    """
-    from collections import Counter
-
-    errors: Counter[str] = Counter()
-    for r in runs:
-        errors.update(r.metrics.errors)
-    ids = ", ".join(f"#{r.id}" for r in runs)
-    msg = f"no valid run: every run ({ids}, stored in {db}) is invalid: {runs[0].invalid_reason}"
-    if errors:
-        text, count = errors.most_common(1)[0]
-        total = sum(r.metrics.completed + r.metrics.failed for r in runs)
-        msg += f". Most common error over all runs ({count} of {total} requests): {text[:200]}"
-    return msg
-
-
-def render_sweep(console, sweep, axis: str = "rate_rps") -> None:  # type: ignore[no-untyped-def]
-    """One line per level: achieved arrivals, throughput, latency counted from send and from
-    schedule, dispatch delay (means over the level's valid runs, with n)."""
-    from rich.table import Table
-
-    from tokcaliper.numbers import num
-
-    def mean(values: list[float | None], scale: float = 1.0) -> str:
-        v = [x for x in values if x is not None]
-        return "—" if not v else f"{num(scale * sum(v) / len(v))} (n={len(v)})"
-
-    level = "concurrency" if axis == "concurrency" else "rate req/s"
-    t = Table(title=f"{'concurrency' if axis == 'concurrency' else 'rate'} sweep (means over each level's runs)")
-    for col in (level, "achieved req/s", "output tok/s", "TTFT p50 ms", "TTFT-from-schedule p99 ms",
-                "dispatch p99 ms", "client-limited runs"):
-        t.add_column(col, justify="right")
-    for r, _a, rr in sweep:
-        ms = [x.metrics for x in rr if x.valid]
-        t.add_row(
-            num(r, trim=True), mean([m.arrivals.achieved_rate_rps if m.arrivals else None for m in ms]),
-            mean([m.aggregate_output_tok_s for m in ms]), mean([m.ttft_s.p50 for m in ms], 1000),
-            mean([m.ttft_from_schedule_s.p99 for m in ms], 1000), mean([m.dispatch_s.p99 for m in ms], 1000),
-            f"{sum(1 for m in ms if m.client and m.client.client_limited)}/{len(ms)}",
-        )
-    console.print(t)
+        result = sweep_result(store, exp_id, exp, axis, db=db, roofline_of=arm_rooflines, metrics=metric,
+                              slo=slo, steady_state=steady_state, effect=effect)
+    emit(result, json_out, lambda console: render_sweep(console, result, wide=wide))
+    if result.failure is not None:
+        raise ServerError(result.failure)

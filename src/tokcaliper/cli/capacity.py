@@ -62,6 +62,8 @@ def capacity(
 
     Says when the tried rates do not bracket the capacity. docs/workloads.md has the method.
     """
+    from tokcaliper.experiment.capacity import capacity_of_experiment
+    from tokcaliper.report.capacity_view import render_capacity
     from tokcaliper.report.output import emit
 
     if not (0 < target <= 100):
@@ -81,25 +83,20 @@ def capacity(
     else:
         exp_id = experiment
     result = capacity_of_experiment(exp_id, db, target / 100, bootstrap, bootstrap_seed)
-
-    def render(console) -> None:  # type: ignore[no-untyped-def]
-        from tokcaliper.report.capacity_view import render_capacity
-
-        render_capacity(console, result)
-
-    emit(result, json_out, render)
+    emit(result, json_out, lambda console: render_capacity(console, result))
 
 
 def _run(*, slo, rates, repeat, url, server_cmd, model, concurrency, requests, duration,  # type: ignore[no-untyped-def]
          arrival, burstiness, max_tokens, output_tokens, input_tokens, length_seed, prompts, warmup,
          request_timeout, max_error_rate, idle_seconds, telemetry_interval, order, seed, db, json_out) -> str:
-    """Build and run the capacity experiment; return its id."""
+    """Parse the options into the capacity experiment, create it and run it with a progress line;
+    return its id."""
     import shlex
     import sys
 
     from tokcaliper.cli.experiment import execute_with_progress
+    from tokcaliper.experiment.capacity import capacity_experiment, capacity_rates
     from tokcaliper.experiment.execute import create_experiment
-    from tokcaliper.experiment.load_sweep import load_sweep_experiment, parse_levels
     from tokcaliper.experiment.spec import LoadSpec
     from tokcaliper.load.pool import ensure_fd_room
     from tokcaliper.report.output import stderr
@@ -107,13 +104,9 @@ def _run(*, slo, rates, repeat, url, server_cmd, model, concurrency, requests, d
     from tokcaliper.servers.url import server_url
     from tokcaliper.store import Store, ensure_writable
 
-    if slo is None or rates is None:
-        raise InputError("give --slo (e.g. e2e=2s) and --rates (e.g. 1,2,4), or --experiment ID")
+    levels = capacity_rates(slo, rates)
     if url and server_cmd:
         raise InputError("give either --url or --server-cmd, not both")
-    levels = parse_levels([rates], "--rates", whole=False)
-    if len(levels) < 2:
-        raise InputError(f"--rates needs at least 2 rates to bracket the capacity, got {rates!r}")
     load = LoadSpec.from_options(
         model=model, concurrency=concurrency, requests=requests, duration_s=duration, warmup=warmup,
         arrival=arrival, burstiness=burstiness, max_tokens=max_tokens, output_tokens=output_tokens,
@@ -121,12 +114,9 @@ def _run(*, slo, rates, repeat, url, server_cmd, model, concurrency, requests, d
         request_timeout_s=request_timeout, max_error_rate=max_error_rate, idle_seconds=idle_seconds,
         telemetry_interval_s=telemetry_interval, slo=slo,
         rate_rps=levels[0])  # open loop; each arm sets its own rate
-    if url is not None:
-        url = server_url(url)
-    exp = load_sweep_experiment(load, "rate_rps", sorted(levels), runs_per_level=repeat, url=url,
-                                server_cmd=server_cmd, order=order, seed=seed,
-                                name=f"capacity at {slo} over rates {rates}")
-    exp = exp.model_copy(update={"metric": "slo_attainment_pct"})
+    exp = capacity_experiment(load, levels, name=f"capacity at {slo} over rates {rates}", repeat=repeat,
+                              url=None if url is None else server_url(url), server_cmd=server_cmd,
+                              order=order, seed=seed)
     ensure_fd_room(exp.max_streams)
     ensure_writable(db)
     if exp.url is not None:
@@ -144,51 +134,3 @@ def _run(*, slo, rates, repeat, url, server_cmd, model, concurrency, requests, d
         except ServerError as e:
             raise ServerError(f"{e}; the runs so far are kept: continue with `{resume}`") from None
     return exp_id
-
-
-def capacity_of_experiment(exp_id: str, db: Path, target: float, bootstrap: int, seed: int):  # type: ignore[no-untyped-def]
-    """The :class:`~tokcaliper.report.capacity_view.CapacityResult` of a stored capacity experiment.
-
-    Per measured run: its SLO attainment (runs during which the server died are left out; runs
-    flagged invalid for their error rate count, their failed requests missing the SLO).
-
-    Raises:
-        InputError: not a sweep over rates with an SLO. ServerError: no run has an attainment.
-    """
-    from tokcaliper.experiment.runner import SERVER_DIED
-    from tokcaliper.experiment.spec import ExperimentSpec
-    from tokcaliper.report.capacity_view import CapacityResult
-    from tokcaliper.stats.capacity import capacity_at_slo
-    from tokcaliper.store import Store
-
-    with Store(db, create=False) as store:
-        row = store.get_experiment(exp_id)
-        spec = ExperimentSpec.model_validate(row.spec)
-        runs = [r for r in store.session_runs(row.id) if not r.warmup_run]
-        outcomes = store.outcomes(row.id)
-    if spec.load.slo is None or any(a.kind != "load" or "rate_rps" not in (a.load or {}) for a in spec.arms):
-        raise InputError(f"experiment {row.id} is not a capacity experiment (load arms over rate_rps with "
-                         "an SLO; `tokcaliper capacity` makes one)")
-    rate_of = {a.name: float(a.load["rate_rps"]) for a in spec.arms}  # type: ignore[index]
-    by_rate: dict[float, list[float]] = {r: [] for r in rate_of.values()}
-    left_out = []
-    invalid_counted = 0
-    for r in runs:
-        slo = r.metrics.slo
-        if (r.invalid_reason or "").startswith(SERVER_DIED) or slo is None or slo.attainment is None:
-            left_out.append(r.id)
-            continue
-        invalid_counted += not r.valid
-        by_rate[rate_of[r.arm]].append(slo.attainment)
-    missing = [f"{r:g}" for r, v in by_rate.items() if not v]
-    if missing:
-        raise ServerError(f"experiment {row.id}: no run with an SLO attainment at rate(s) "
-                          f"{', '.join(missing)} req/s in {db}"
-                          + (f" ({'; '.join(o.reason for o in outcomes[:2])})" if outcomes else "")
-                          + f"; resume with `tokcaliper experiment resume {row.id} --db {db}`")
-    estimate = capacity_at_slo(by_rate, target, bootstrap=bootstrap, seed=seed)
-    return CapacityResult(experiment=row.id, db=str(db), slo=spec.load.slo, status=row.status,
-                          runs_per_rate=spec.runs_per_arm, arrival=spec.load.arrival,
-                          estimate=estimate, left_out_runs=left_out,
-                          invalid_runs_counted=invalid_counted,
-                          outcomes=[f"{o.kind}: {o.reason}" for o in outcomes])

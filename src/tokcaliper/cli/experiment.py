@@ -103,18 +103,10 @@ def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_
 
 
 def no_valid_run(exp_id: str, store) -> str | None:  # type: ignore[no-untyped-def]
-    """The one-line reason for exit 3 (as ``bench``'s) when the experiment holds no valid
-    measured run (no arm started, or every run failed), naming the outcomes; else None."""
-    from tokcaliper.report.text import plain
+    """:func:`tokcaliper.experiment.show.no_valid_measured_run` (``spec sweep`` calls it by this name)."""
+    from tokcaliper.experiment.show import no_valid_measured_run
 
-    runs = [r for r in store.session_runs(exp_id) if not r.warmup_run]
-    if any(r.valid for r in runs):
-        return None
-    reasons = [f"{o.kind}: {o.reason}" for o in store.outcomes(exp_id)]
-    reasons += [f"run #{r.id} invalid: {r.invalid_reason}" for r in runs[:1]]
-    detail = "; ".join(" ".join(plain(x).split())[:300] for x in reasons[:3]) or "no run was measured"
-    more = f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else ""
-    return f"experiment {exp_id}: no valid run in {store.path}: {detail}{more}"
+    return no_valid_measured_run(exp_id, store)
 
 
 def fail_if_nothing_valid(exp_id: str, store) -> None:  # type: ignore[no-untyped-def]
@@ -130,22 +122,13 @@ _VERBOSE_HELP = "Also print each metric's arithmetic, the per-pair verdicts and 
 
 
 def _show(exp_id: str, store, json_out: bool, verbose: bool = False) -> None:  # type: ignore[no-untyped-def]
-    from tokcaliper.experiment.analysis import analyze_experiment
     from tokcaliper.audit.run_roofline import arm_rooflines
-    from tokcaliper.report.experiment_view import render_experiment
-    from tokcaliper.report.output import emit, to_jsonable
-    from tokcaliper.report.roofline_view import render_roofline, roofline_payload
+    from tokcaliper.experiment.show import experiment_show
+    from tokcaliper.report.experiment_view import render_experiment_show
+    from tokcaliper.report.output import emit
 
-    analysis = analyze_experiment(store, exp_id)
-    arms = arm_rooflines(store.session_runs(exp_id),  # each arm against its roofline (issue 25)
-                         [a.get("name") for a in store.get_experiment(exp_id).spec.get("arms", [])])
-    payload = {**to_jsonable(analysis), "roofline": roofline_payload(arms)}
-
-    def render(console) -> None:  # type: ignore[no-untyped-def]
-        render_experiment(console, analysis, verbose,
-                          before_closing=lambda c: render_roofline(c, [], arms=arms))
-
-    emit(payload, json_out, render)
+    result = experiment_show(store, exp_id, arm_rooflines)  # each arm against its roofline (issue 25)
+    emit(result, json_out, lambda console: render_experiment_show(console, result, verbose))
 
 
 @experiment_app.command("run")
@@ -233,30 +216,13 @@ def list_cmd(
     json_out: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
 ) -> None:
     """Stored experiments with their status and run counts."""
-    from rich.table import Table
-
-    from tokcaliper.report.output import emit
     from tokcaliper.cli.runs import warn_damaged
-    from tokcaliper.report.text import esc
+    from tokcaliper.experiment.show import experiment_list
+    from tokcaliper.report.experiment_view import render_experiment_list
+    from tokcaliper.report.output import emit
     from tokcaliper.store import Store
 
     with Store(db, create=False) as store:
-        rows = []
-        for e in store.list_experiments():
-            runs = [r for r in store.session_runs(e.id) if not r.warmup_run]
-            planned = len(e.spec.get("arms", [])) * int(e.spec.get("runs_per_arm", 0))
-            rows.append({"id": e.id, "name": e.name, "created_at": e.created_at, "status": e.status,
-                         "measured_runs": len(runs), "planned_runs": planned,
-                         "outcomes": len(store.outcomes(e.id))})
+        result = experiment_list(store)
         warn_damaged(store)
-
-    def render(console) -> None:  # type: ignore[no-untyped-def]
-        t = Table(title=f"{len(rows)} experiment(s)", title_justify="left")
-        for col in ("id", "name", "created (UTC)", "status", "runs", "outcomes"):
-            t.add_column(col)
-        for r in rows:
-            t.add_row(esc(r["id"]), esc(r["name"]), esc(r["created_at"]), esc(r["status"]),
-                      f"{r['measured_runs']}/{r['planned_runs']}", str(r["outcomes"]))
-        console.print(t)
-
-    emit(rows, json_out, render)
+    emit(result, json_out, lambda console: render_experiment_list(console, result))

@@ -46,19 +46,21 @@ import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
 import numpy as np
+from pydantic import BaseModel
 
 from tokcaliper.errors import InputError
 from tokcaliper.fileio import JSONParseError, jsonl_lines, loads_json, read_text
 from tokcaliper.load.prompts import Messages
 from tokcaliper.load.synthetic import WORDS, Planned, _Server, fit_text
-from tokcaliper.model.run import LoadConfig
+from tokcaliper.model.run import LoadConfig, Run
 
-__all__ = ["MOONCAKE_BLOCK_TOKENS", "TraceRecord", "TraceWorkload", "block_tokens_for", "load_trace",
-           "parse_trace", "scaled", "server_context", "trace_offsets"]
+__all__ = ["MOONCAKE_BLOCK_TOKENS", "ReplayFigures", "TraceRecord", "TraceWorkload", "block_tokens_for",
+           "load_trace", "parse_trace", "replay_figures", "scaled", "server_context", "trace_offsets"]
 
 #: Tokens per hash block in the Mooncake traces.
 MOONCAKE_BLOCK_TOKENS = 512
@@ -321,16 +323,43 @@ class TraceWorkload:
                        input_tokens=n_in, output_tokens=n_out)
 
 
-def replay_figures(runs: list[Any]) -> list[dict[str, Any]]:
+class ReplayFigures(BaseModel):
+    """One replayed run's trace figures (:func:`replay_figures`).
+
+    Attributes:
+        run_id: the run. block_tokens: tokens per trace block it used (None: not a replay);
+            scale: block_tokens ÷ the trace's 512. context_tokens: the server's context per
+            slot the blocks were scaled to fit (None: unknown). speedup: the trace's times ÷ this.
+        requests: measured requests (completed + failed).
+        dispatch_p99_s / dispatch_n: p99 of the send-after-schedule delay, s, over n requests.
+        cached_tokens / evaluated_tokens: Σ llama.cpp ``timings.cache_n`` / ``prompt_n`` over the
+            measured completed requests (None when no response carried them).
+        cache_share: cached ÷ (cached + evaluated), 0–1 (None likewise).
+    """
+
+    run_id: int | None
+    block_tokens: int | None
+    scale: float | None
+    context_tokens: int | None
+    speedup: float
+    requests: int
+    dispatch_p99_s: float | None
+    dispatch_n: int
+    cached_tokens: int | None = None
+    evaluated_tokens: int | None = None
+    cache_share: float | None = None
+
+
+def replay_figures(runs: Sequence[Run]) -> list[ReplayFigures]:
     """Per run of a replay: block size, scale, context, speed-up, dispatch delay and prefix-cache use.
 
     ``cache_share`` is Σ ``timings.cache_n`` ÷ Σ (``cache_n`` + ``prompt_n``)
     over the run's measured, completed requests (llama.cpp's per-response
     timings: prompt tokens taken from the cache vs evaluated); None when no
-    response carried them.
+    response carried them. Pure.
 
     Args:
-        runs: :class:`~tokcaliper.model.run.Run` objects with their requests.
+        runs: stored runs with their requests.
     """
     out = []
     for run in runs:
@@ -345,29 +374,11 @@ def replay_figures(runs: list[Any]) -> list[dict[str, Any]]:
             cached += t["cache_n"]
             evaluated += t["prompt_n"]
         b = c.trace_block_tokens
-        out.append({
-            "run_id": run.id, "block_tokens": b, "scale": None if b is None else b / MOONCAKE_BLOCK_TOKENS,
-            "context_tokens": c.trace_context_tokens, "speedup": c.trace_speedup, "requests": m.completed + m.failed,
-            "dispatch_p99_s": m.dispatch_s.p99, "dispatch_n": m.dispatch_s.n,
-            "cached_tokens": cached if seen else None, "evaluated_tokens": evaluated if seen else None,
-            "cache_share": cached / (cached + evaluated) if seen and cached + evaluated > 0 else None,
-        })
+        out.append(ReplayFigures(
+            run_id=run.id, block_tokens=b, scale=None if b is None else b / MOONCAKE_BLOCK_TOKENS,
+            context_tokens=c.trace_context_tokens, speedup=c.trace_speedup, requests=m.completed + m.failed,
+            dispatch_p99_s=m.dispatch_s.p99, dispatch_n=m.dispatch_s.n,
+            cached_tokens=cached if seen else None, evaluated_tokens=evaluated if seen else None,
+            cache_share=cached / (cached + evaluated) if seen and cached + evaluated > 0 else None,
+        ))
     return out
-
-
-def replay_summary(runs: list[Any]) -> str:
-    """The replay's figures (:func:`replay_figures`) as text, one line per run."""
-    from tokcaliper.numbers import num
-
-    lines = []
-    for f in replay_figures(runs):
-        ctx = "context unknown" if f["context_tokens"] is None else f"context {f['context_tokens']} tokens"
-        cache = ("" if f["cache_share"] is None else
-                 f"; prompt tokens from the cache {num(100 * f['cache_share'])}% "
-                 f"({f['cached_tokens']} of {f['cached_tokens'] + f['evaluated_tokens']}, timings.cache_n)")
-        lines.append(
-            f"  trace run #{f['run_id']}: blocks of {f['block_tokens']} tokens = the trace's lengths × "
-            f"{num(f['scale'], trim=True)} ({ctx}), {num(f['speedup'], trim=True)}× speed, "
-            f"dispatch delay p99 {num(None if f['dispatch_p99_s'] is None else 1000 * f['dispatch_p99_s'])} ms "
-            f"(n={f['dispatch_n']}){cache}")
-    return "\n".join(lines)

@@ -1,19 +1,24 @@
-"""A run's and an arm's decode rates as fractions of their rooflines: the figures' types (issue 25).
+"""A run's and an arm's decode rates as fractions of their memory-bandwidth rooflines (issue 25).
 
-Pure data, computed by :mod:`tokcaliper.audit.run_roofline` (which re-exports them) and
-carried by results that layers above the audit build (``compare --experiment``,
-``experiment show``, ``bench``), so they live in the model layer.
+Pure data (pydantic): :mod:`tokcaliper.audit.run_roofline` computes them (the audit's A3
+bound applied to stored runs); results of ``bench``, ``experiment show`` and
+``compare --experiment`` carry them, and :mod:`tokcaliper.report.roofline_view`
+draws them. Here, below every package, so a result class outside ``audit`` can
+name the type.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 
-__all__ = ["ArmRoofline", "RunRoofline"]
+from pydantic import BaseModel
+
+from tokcaliper.model.run import Run
+
+__all__ = ["ArmRoofline", "RooflineOf", "RunRoofline"]
 
 
-@dataclass
-class RunRoofline:
+class RunRoofline(BaseModel):
     """One run's decode rates as fractions of their rooflines.
 
     Attributes:
@@ -49,13 +54,12 @@ class RunRoofline:
     aggregate_tok_s: float | None = None
     aggregate_bound_tok_s: float | None = None
     aggregate_fraction: float | None = None
-    arithmetic: list[str] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
+    arithmetic: list[str] = []
+    sources: list[str] = []
+    missing: list[str] = []
 
 
-@dataclass
-class ArmRoofline:
+class ArmRoofline(BaseModel):
     """An arm's runs against their rooflines: the fractions' mean and spread across runs.
 
     Attributes:
@@ -75,4 +79,10 @@ class ArmRoofline:
     aggregate_n: int = 0
     aggregate_mean: float | None = None
     aggregate_std: float | None = None
-    missing: list[str] = field(default_factory=list)
+    missing: list[str] = []
+
+
+#: The function that gives each arm's rooflines of some runs, arms in the given order
+#: first (:func:`tokcaliper.audit.run_roofline.arm_rooflines`): the packages that may not
+#: import ``audit`` (``experiment``) take it from their caller.
+RooflineOf = Callable[[Sequence[Run], Sequence[str]], list[ArmRoofline]]

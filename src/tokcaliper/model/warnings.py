@@ -42,6 +42,7 @@ __all__ = [
     "MIXED_TOOLS",
     "NOT_BEST_BUY",
     "NO_GPU",
+    "NO_NOISE_FLOOR",
     "NO_POWER_SOURCE",
     "NamedWarning",
     "QUICK_FORMULA_POWER",
@@ -55,7 +56,9 @@ __all__ = [
     "REPORT_SWEEP_PERCENTILES",
     "REPORT_UNTIL_DECIDED",
     "RUNS_LEFT_OUT",
+    "RUN_LEFT_OUT",
     "SERVER_LEFT_RUNNING",
+    "SERVER_RESTARTED",
     "SERVER_STOP_FAILED",
     "SINGLE_REPETITION",
     "SINGLE_RUNS_ANECDOTE",
@@ -344,6 +347,16 @@ REPORT_AUDIT_BOUNDS = NamedWarning(
 REPORT_AUDIT_UNCHECKED = NamedWarning(
     "report-audit-unchecked", "Not checked: {what}")
 
+
+#: ``bench``: a stored run flagged invalid (too many failed requests, the server died) is kept
+#: out of its level's noise floor (METHODS.md M1: the floor is of valid runs only).
+RUN_LEFT_OUT = NamedWarning(
+    "run-left-out", "{arm}: run {repetition} (#{run_id}) left out of the noise floor: {reason}")
+#: ``bench``: a level (an arm) whose every run is invalid has no noise floor.
+NO_NOISE_FLOOR = NamedWarning("no-noise-floor", "{arm}: no valid run, no noise floor")
+#: ``bench --on-server-death restart``: the managed server died during a run (stored as failed)
+#: and was started again before the next run.
+SERVER_RESTARTED = NamedWarning("server-restarted", "{note}")
 
 #: Every named warning by code: each :class:`NamedWarning` defined above.
 ALL: dict[str, NamedWarning] = {w.code: w for w in list(globals().values()) if isinstance(w, NamedWarning)}

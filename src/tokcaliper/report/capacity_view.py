@@ -2,43 +2,19 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
+from tokcaliper.experiment.capacity import CapacityResult
 from tokcaliper.numbers import num, percent
 from tokcaliper.report.text import esc
-from tokcaliper.stats.capacity import CapacityEstimate
 
-__all__ = ["CapacityResult", "render_capacity"]
-
-
-class CapacityResult(BaseModel):
-    """What ``tokcaliper capacity`` reports (``--json`` dumps it).
-
-    Attributes:
-        experiment / db / status: the stored experiment the runs belong to.
-        slo: the SLOs as given. runs_per_rate: planned runs per rate. arrival: the process.
-        estimate: :class:`~tokcaliper.stats.capacity.CapacityEstimate`.
-        left_out_runs: ids of measured runs with no attainment (the server died during them).
-        invalid_runs_counted: runs flagged invalid for their error rate whose attainment counts.
-        outcomes: what happened instead of runs (failed starts, server deaths), one line each.
-    """
-
-    experiment: str
-    db: str
-    slo: str
-    status: str
-    runs_per_rate: int
-    arrival: str
-    estimate: CapacityEstimate
-    left_out_runs: list[int] = []
-    invalid_runs_counted: int = 0
-    outcomes: list[str] = []
+__all__ = ["render_capacity"]
 
 
 def render_capacity(console: Console, res: CapacityResult) -> None:
-    """Print the table of rates, the arithmetic and the capacity line."""
+    """Print ``res``: the table of rates (per-run attainments, mean, monotone fit), the fit's
+    arithmetic, then the capacity with its bootstrap CI, or which way it is not bracketed."""
     e = res.estimate
     console.print(f"[bold]tokcaliper capacity[/bold]  SLO {esc(res.slo)}, target {percent(e.target)} "
                   f"attainment; experiment {esc(res.experiment)} ({esc(res.status)}) in {esc(res.db)}")

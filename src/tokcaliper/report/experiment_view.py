@@ -14,11 +14,33 @@ from rich.markup import escape
 from rich.table import Table
 
 from tokcaliper.experiment.analysis import ExperimentAnalysis
+from tokcaliper.experiment.show import ExperimentList, ExperimentShowResult
 from tokcaliper.numbers import num, percent, seconds
 from tokcaliper.report.compare_view import print_closing, render_multi, render_sequential_decision
+from tokcaliper.report.roofline_view import render_roofline
+from tokcaliper.report.text import esc
 
-__all__ = ["render_closing", "render_comparisons", "render_experiment", "render_sequential",
-           "render_spread_causes"]
+__all__ = ["render_closing", "render_comparisons", "render_experiment", "render_experiment_list",
+           "render_experiment_show", "render_sequential", "render_spread_causes"]
+
+
+def render_experiment_show(console: Console, res: ExperimentShowResult, verbose: bool = False) -> None:
+    """``experiment show`` (and the end of ``experiment run``/``resume``): :func:`render_experiment`
+    with each arm's fraction of its roofline above the closing ``result:``/``next:`` lines."""
+    render_experiment(console, res, verbose,
+                      before_closing=lambda c: render_roofline(c, [], arms=res.roofline))
+
+
+def render_experiment_list(console: Console, res: ExperimentList) -> None:
+    """``experiment list``: one table row per stored experiment (id, name, created, status,
+    measured/planned runs, outcomes)."""
+    t = Table(title=f"{len(res.experiments)} experiment(s)", title_justify="left")
+    for col in ("id", "name", "created (UTC)", "status", "runs", "outcomes"):
+        t.add_column(col)
+    for r in res.experiments:
+        t.add_row(esc(r.id), esc(r.name), esc(r.created_at), esc(r.status),
+                  f"{r.measured_runs}/{r.planned_runs}", str(r.outcomes))
+    console.print(t)
 
 
 def render_experiment(console: Console, an: ExperimentAnalysis, verbose: bool = True,

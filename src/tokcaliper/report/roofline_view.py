@@ -9,12 +9,12 @@ are missing. The figures come from :mod:`tokcaliper.audit.run_roofline`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
 from rich.console import Console
 
-from tokcaliper.audit.run_roofline import ArmRoofline, arm_rooflines
+from tokcaliper.audit.run_roofline import arm_rooflines
+from tokcaliper.model.roofline import ArmRoofline
 from tokcaliper.model.run import Run
 from tokcaliper.numbers import num, with_uncertainty
 from tokcaliper.report.text import esc
@@ -24,7 +24,7 @@ HEAD = "roofline: per-stream decode ÷ (bandwidth / bytes per token), docs/roofl
 
 def roofline_payload(arms: Sequence[ArmRoofline]) -> list[dict[str, Any]]:
     """JSON-ready: one object per arm, its runs' figures, arithmetic and missing facts."""
-    return [asdict(a) for a in arms]
+    return [a.model_dump() for a in arms]
 
 
 def arm_line(a: ArmRoofline) -> str:
