@@ -1,9 +1,9 @@
 """Real bench sessions on the local llama-server: a session's report, and the CI gate (issue 19 item 5).
 
 Three short sessions are measured once for the module: ``base`` and ``aa`` against
-the shared default llama-server (``-np 4``: both streams decode together), and
-``slow`` against a server tokcaliper starts with one slot (``-np 1``: the second
-stream waits for the first, so aggregate throughput falls and TTFT grows). Then:
+the shared default llama-server, and ``slow`` against a server tokcaliper starts with
+the default's flags but its two threads pinned to one core (``taskset -c 0``: decode
+waits for the core, so ITL grows and throughput falls). Then:
 
 - the report of ``base`` (HTML opened offline in Chromium, and Markdown) states its noise floor first;
 - ``baseline save`` of ``base``, then ``compare --baseline`` of ``slow`` exits 20 (regression)
@@ -25,6 +25,7 @@ import pytest
 from tokcaliper.cli import main
 from tokcaliper.errors import EXIT_REGRESSION
 from tokcaliper.model.metrics import get_metric
+from tokcaliper.model.telemetry import FOREIGN_CPU_BOUND_CORES
 from tokcaliper.numbers import num
 
 from .chromium_page import keep_screenshot, load
@@ -120,12 +121,24 @@ def test_the_gate_on_real_runs(sessions, tmp_path: Path, capsys):
     sessions["gate"] = results
 
 
-@pytest.mark.xfail(strict=False, reason="unpaired sessions on a shared 2-core host: on 2026-12-02 the A/A "
-                   "session ran at x0.25 of the baseline's throughput (other processes' load), a real "
-                   "drift the gate reports as a regression; passes on a quiet host")
+def _foreign_cores(db: Path, session: str) -> list[float]:
+    from tokcaliper.store import Store
+
+    with Store(db, create=False) as store:
+        runs = store.session_runs(session)
+    return [r.telemetry.foreign_cpu_cores_mean or 0.0 for r in runs if r.telemetry is not None]
+
+
 def test_an_a_a_on_real_runs_passes_the_gate(sessions):
     if "gate" not in sessions:
         pytest.skip("needs test_the_gate_on_real_runs first")
+    # Unpaired sessions measured one after the other: other processes' CPU during either one is
+    # a real drift the gate rightly reports (seen on the shared host: the A/A at x0.25). The
+    # telemetry says whether that happened; on a quiet host the A/A must pass.
+    foreign = max(_foreign_cores(sessions["db"], sessions[n]["session"]) for n in ("base", "aa"))
+    if foreign >= FOREIGN_CPU_BOUND_CORES:
+        pytest.skip(f"other processes used {foreign:.2f} cores during base or aa (bound "
+                    f"{FOREIGN_CPU_BOUND_CORES}): the host, not the server, changed between them")
     code, doc, text, _ = sessions["gate"]["aa"]
     ratios = {m["metric"]: m["decision_ratio"] for m in doc["comparison"]["metrics"]}
     print(f"A/A against base: exit {code}, outcome {doc['outcome']}, ratios {ratios}")
