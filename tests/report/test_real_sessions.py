@@ -1,9 +1,10 @@
 """Real bench sessions on the local llama-server: a session's report, and the CI gate (issue 19 item 5).
 
-Three short sessions are measured once for the module: ``base`` and ``aa`` against
-the shared default llama-server, and ``slow`` against a server tokcaliper starts with
-the default's flags but its two threads pinned to one core (``taskset -c 0``: decode
-waits for the core, so ITL grows and throughput falls). Then:
+Three short sessions are measured once for the module, each against a llama-server
+tokcaliper starts with the default's flags pinned to core 0 (``taskset -c 0``), so the
+client keeps the other core: ``base`` and ``aa`` (the A/A: the same configuration, a new
+server) with one thread, ``slow`` with two threads on the one core (they wait for each
+other at every step, so ITL grows and throughput falls). Then:
 
 - the report of ``base`` (HTML opened offline in Chromium, and Markdown) states its noise floor first;
 - ``baseline save`` of ``base``, then ``compare --baseline`` of ``slow`` exits 20 (regression)
@@ -45,14 +46,17 @@ def _tk(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def sessions(llama_server: str, local_llama, tmp_path_factory) -> dict:
+def sessions(local_llama, tmp_path_factory) -> dict:
     db = tmp_path_factory.mktemp("gate") / "gate.db"
-    # the default server's flags, its two threads pinned to one core: decode waits for the core
-    slow_cmd = (f"taskset -c 0 {local_llama.server} -m {local_llama.model} --host {{host}} --port {{port}} "
-                "--metrics -np 4 -c 4096 -t 2")
+
+    def pinned(threads: int) -> list[str]:
+        # the default server's flags on core 0 only, so the client keeps the other core: with one
+        # thread the runs are steady; two threads on the one core wait for each other at every step
+        return ["--server-cmd", f"taskset -c 0 {local_llama.server} -m {local_llama.model} --host {{host}} "
+                f"--port {{port}} --metrics -np 4 -c 4096 -t {threads}"]
+
     out: dict = {"db": db, "seconds": {}}
-    for name, target in (("base", ["--url", llama_server]), ("aa", ["--url", llama_server]),
-                         ("slow", ["--server-cmd", slow_cmd])):
+    for name, target in (("base", pinned(1)), ("aa", pinned(1)), ("slow", pinned(2))):
         t0 = time.monotonic()
         proc = _tk("bench", *target, *LOAD, "--db", str(db), "--json")
         out["seconds"][name] = time.monotonic() - t0
@@ -87,7 +91,7 @@ def test_report_of_a_real_bench_session(sessions, tmp_path: Path, capsys):
             "MDE 3 runs/arm |") in body
     values = [r["metrics"]["aggregate_output_tok_s"] for r in base["runs"] if r["valid"]]
     assert f"| {label} | {len(values)} | {num(sum(values) / len(values), 4)} |" in body
-    assert "#### Exactly what ran" in body and "tokcaliper bench --url" in body
+    assert "#### Exactly what ran" in body and "tokcaliper bench --server-cmd" in body
 
 
 def _gate_rows(text: str) -> list[list[str]]:
@@ -109,7 +113,7 @@ def test_the_gate_on_real_runs(sessions, tmp_path: Path, capsys):
         results[name] = (code, json.loads(capsys.readouterr().out), md.read_text(), time.monotonic() - t0)
     code, doc, text, _ = results["slow"]
     ratios = {m["metric"]: m["decision_ratio"] for m in doc["comparison"]["metrics"]}
-    print(f"slow (2 threads on 1 core) against base: exit {code}, ratios new/baseline {ratios}")
+    print(f"slow (2 threads on 1 core, base 1) against base: exit {code}, ratios new/baseline {ratios}")
     assert code == EXIT_REGRESSION and doc["outcome"] == "regression", text
     rows = _gate_rows(text)
     assert [r[0] for r in rows] == [f"`{m}` ({get_metric(m).unit})" for m in GATED]
@@ -135,7 +139,7 @@ def test_an_a_a_on_real_runs_passes_the_gate(sessions):
     # Unpaired sessions measured one after the other: other processes' CPU during either one is
     # a real drift the gate rightly reports (seen on the shared host: the A/A at x0.25). The
     # telemetry says whether that happened; on a quiet host the A/A must pass.
-    foreign = max(_foreign_cores(sessions["db"], sessions[n]["session"]) for n in ("base", "aa"))
+    foreign = max(f for n in ("base", "aa") for f in _foreign_cores(sessions["db"], sessions[n]["session"]))
     if foreign >= FOREIGN_CPU_BOUND_CORES:
         pytest.skip(f"other processes used {foreign:.2f} cores during base or aa (bound "
                     f"{FOREIGN_CPU_BOUND_CORES}): the host, not the server, changed between them")
