@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from tokcaliper.numbers import num, percent
 
@@ -332,18 +333,28 @@ def roofline_claims(records: Sequence[Mapping[str, object]]) -> Figure:
     pts = [r for r in records if r.get("claimed") and r.get("bound")]
     if not pts:
         return no_data("claims against the roofline", "no record has both a claim and a bound")
-    fig = _figure(7.0, 0.45 * len(pts) + 1.6)
+    fig = _figure(7.0, 0.55 * len(pts) + 1.8)
     ax = fig.add_subplot()
-    ys = range(len(pts))
+    ys = list(range(len(pts)))
     claimed = [float(r["claimed"]) for r in pts]  # type: ignore[arg-type]
     bound = [float(r["bound"]) for r in pts]  # type: ignore[arg-type]
-    ax.barh(list(ys), bound, color="#DDDDDD", label="roofline bound")
+    # A bar from 0 has no left end on a log axis: each bound is a tick, joined to its claim.
+    ax.hlines(ys, [min(c, b) for c, b in zip(claimed, bound)], [max(c, b) for c, b in zip(claimed, bound)],
+              color="#BBBBBB", linewidth=2, zorder=1)
+    ax.scatter(bound, ys, marker="|", s=400, linewidths=2.5, color="#444444", zorder=2, label="roofline bound")
     colours = ["#D55E00" if c > b else PALETTE[2] for c, b in zip(claimed, bound)]
-    ax.scatter(claimed, list(ys), color=colours, zorder=3, label="claimed (red: above the bound)")
-    ax.set_yticks(list(ys), [str(r.get("label")) for r in pts], fontsize=7)
+    ax.scatter(claimed, ys, color=colours, s=40, zorder=3, label="claimed (red: above the bound)")
+    ax.set_yticks(ys, [textwrap.shorten(str(r.get("label")), 48, placeholder="…") for r in pts], fontsize=7)
+    ax.set_ylim(-0.7, len(pts) - 0.3)
+    lo, hi = min(claimed + bound), max(claimed + bound)
     ax.set_xscale("log")
+    ax.set_xlim(lo / 1.6, hi * 1.6)
+    # Ticks at 1, 2, 5 × 10^k, written plainly: a span inside one decade still gets labels.
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("tokens/s (log scale)")
-    ax.set_title(f"claims against their roofline bound (n = {len(pts)} records)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(f"claims against their roofline bound (n = {len(pts)} records)", fontsize=10)
+    ax.legend(fontsize=8, loc="best")
     ax.grid(axis="x", alpha=0.3)
     return fig
