@@ -66,16 +66,31 @@ def test_no_file_refers_to_the_brief_beside_the_checkout():
     assert hits == []
 
 
+#: What a test that reads outside the checkout spells: the brief's folder (or a word holding it:
+#: over-inclusive is fine), a data path taken from the environment, or a walk above the repository.
+OUTWARD = re.compile(r"shared|environ|parents\[[2-9]\]")
+
+
+def _outward_test_files(root: Path) -> list[str]:
+    """Test files under ``root/tests`` whose text could reach outside the checkout (:data:`OUTWARD`)."""
+    return sorted(str(p.relative_to(root)) for p in (root / "tests").rglob("test_*.py")
+                  if p.name != Path(__file__).name and OUTWARD.search(p.read_text(encoding="utf-8")))
+
+
 @pytest.mark.skipif(bool(os.environ.get(IN_CLONE)), reason=f"{IN_CLONE} is set: already inside the clone")
 def test_fresh_clone_passes_the_non_server_suite(tmp_path: Path):
-    """``git clone`` the committed HEAD into an empty folder and run ``pytest -m "not server and not property"`` there.
+    """``git clone`` the committed HEAD into an empty folder and run there, with
+    ``pytest -m "not server and not property"``, every test file that could look
+    outside the checkout (:func:`_outward_test_files`).
 
     The clone's parent holds nothing else, so no ``shared/`` folder sits beside
-    it; ``PYTHONPATH`` is the clone's ``src`` so the clone's own package is the
-    one imported. Uncommitted changes are not part of the clone: commit first.
-    The hypothesis tests are left out: derandomised (tests/conftest.py), they
-    would repeat exactly what the run beside this one does, and they read no
-    file outside their own.
+    it: those tests must pass or skip with their reason. ``PYTHONPATH`` is the
+    clone's ``src`` so the clone's own package is the one imported. Uncommitted
+    changes are not part of the clone: commit first. The other files read only
+    the checkout, and CI runs the whole suite on a fresh clone already (.ci/run);
+    running them all again here cost 335 s of a 20-minute test command. The
+    hypothesis tests are left out: derandomised (tests/conftest.py), they would
+    repeat exactly what the run beside this one does.
     """
     head = _checkout_head()
     clone = tmp_path / "alone" / "tokcaliper"
@@ -90,8 +105,11 @@ def test_fresh_clone_passes_the_non_server_suite(tmp_path: Path):
                            cwd=clone, env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert Path(where).resolve().is_relative_to(clone.resolve()), f"imported {where}, not the clone's package"
 
+    files = _outward_test_files(clone)
+    assert len(files) >= 5, files  # the peer-results, workload and seed-case readers at least
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-m", "not server and not property", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", "-q", "-m", "not server and not property", "-p", "no:cacheprovider",
+         *files],
         cwd=clone, env=env, capture_output=True, text=True, timeout=1200,
     )
     tail = (proc.stdout + proc.stderr)[-4000:]
