@@ -11,15 +11,14 @@ from rich.console import Console
 
 from tokcaliper.errors import InputError
 from tokcaliper.experiment.stored_runs import analyze_stored, ids_text, load_runs
-from tokcaliper.load.summary import summarize
 from tokcaliper.model import warnings as W
-from tokcaliper.model.run import LoadConfig, RequestRecord, Run
-from tokcaliper.model.telemetry import DeviceSummary, TelemetrySummary
 from tokcaliper.numbers import num, percent
 from tokcaliper.report.analyze_view import render_analyze
 from tokcaliper.stats.analyze_report import RunTable, analyze_csv, analyze_table, read_csv_table, select_arm
 from tokcaliper.stats.gates import RunGate
 from tokcaliper.store import Store
+
+from tests.analyze.gpu_runs import make_run
 
 DATA = json.loads((Path(__file__).parent / "data" / "data_clumps.json").read_text())
 
@@ -86,18 +85,6 @@ def test_adjusting_for_a_during_run_covariate_is_a_named_warning():
     assert rep.warnings[0].message.startswith("sm_clock_mean_mhz is measured during the run")
 
 
-def _run(i: int, tok_s: float, clock: float, position: int, throttle: dict | None = None) -> Run:
-    recs = [RequestRecord(index=0, start_s=0.0, ttft_s=0.1, e2e_s=2.0, output_tokens=int(round(2 * tok_s)),
-                          token_count_source="usage", itl_s=[0.1])]
-    tel = TelemetrySummary(interval_s=0.5, devices=[DeviceSummary(
-        device="gpu0", kind="nvidia_gpu", clock_start_mhz=clock, clock_mean_mhz=clock - 60,
-        clock_min_mhz=clock - 120, clock_max_mhz=clock, temperature_start_c=50.0 + 3 * (i % 4),
-        throttle_share=throttle or {}, throttle_samples=40)])
-    return Run(session="base", position=position, rest_s=30.0 + 5 * (i % 3),
-               started_at="2026-01-01T00:00:00+00:00", finished_at="2026-01-01T00:00:02+00:00",
-               command_line="tokcaliper bench", tool_version="0.1.0",
-               config=LoadConfig(base_url="http://127.0.0.1:1"), metrics=summarize(recs), requests=recs,
-               telemetry=tel)
 
 
 def test_analyze_stored_gates_each_row_of_the_table_in_run_order(tmp_path):
@@ -106,7 +93,7 @@ def test_analyze_stored_gates_each_row_of_the_table_in_run_order(tmp_path):
     clock = [1455, 1335, 1410, 1245, 1440, 1380, 1450, 1300]
     with Store(tmp_path / "r.db") as s:
         for i in range(8):
-            s.save_run(_run(i, tok[i], clock[i], position=7 - i,
+            s.save_run(make_run(i, tok[i], clock[i], position=7 - i,
                             throttle={"hw_thermal_slowdown": 0.1} if i == 0 else None))
         runs, source = load_runs(s, [1, 2, 3, 4, 5, 6, 7, 8])
         assert [r.id for r in runs] == list(range(1, 9)) and source.startswith("runs 1-8 in ")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from tokcaliper.experiment.load_sweep import load_sweep_experiment
-from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec
+from tokcaliper.experiment.spec import ExperimentSpec, LoadSpec, parse_experiment
 from tokcaliper.load.summary import summarize
 from tokcaliper.model.run import LoadConfig, RequestRecord, Run
 from tokcaliper.store import Store
 
-__all__ = ["T0", "_run", "_sweep_store"]
+__all__ = ["T0", "_run", "_sweep_store", "_two_arm_store", "two_arm_spec"]
 
 T0 = "2026-01-01T00:00:00.000Z"
 
@@ -43,4 +43,21 @@ def _sweep_store(db, runs_by_level: dict[int, list[float]]) -> ExperimentSpec:  
             for arm, (c, vals) in zip(spec.arms, runs_by_level.items()):
                 s.save_run(_run(arm.name, rep, vals[rep], session="sw1", position=pos, concurrency=c))
                 pos += 1
+    return spec
+
+
+def two_arm_spec(runs_per_arm: int) -> str:
+    """The experiment file of arms A and B (servers ``a``, ``b``), alternating, 2 requests a run."""
+    return (f'runs_per_arm = {runs_per_arm}\norder = "alternate"\n[[arms]]\nname = "A"\nserver_cmd = "a"\n'
+            '[[arms]]\nname = "B"\nserver_cmd = "b"\n[load]\nrequests = 2\n')
+
+
+def _two_arm_store(s: Store) -> ExperimentSpec:
+    """Experiment ``e1`` in the open store ``s``: arms A (100, 104 tok/s) and B (150, 154), alternating."""
+    text = two_arm_spec(2)
+    spec = parse_experiment(text, "t.toml")
+    s.create_experiment("e1", "t", spec.model_dump(mode="json"), text, T0)
+    for k, (a, b) in enumerate([(100.0, 150.0), (104.0, 154.0)]):
+        s.save_run(_run("A", k, a, session="e1", position=2 * k))
+        s.save_run(_run("B", k, b, session="e1", position=2 * k + 1))
     return spec

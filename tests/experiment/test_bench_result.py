@@ -16,7 +16,7 @@ from tokcaliper.experiment.show import experiment_list, experiment_show, no_vali
 from tokcaliper.experiment.spec import LoadSpec, parse_experiment
 from tokcaliper.store import Store
 
-from tests.experiment.bench_runs import T0, _run, _sweep_store
+from tests.experiment.bench_runs import T0, _run, _sweep_store, _two_arm_store
 
 
 def _agg(report, name: str = "aggregate"):  # type: ignore[no-untyped-def]
@@ -95,14 +95,8 @@ def test_sweep_result_gives_each_level_its_floor_and_the_table_its_means(tmp_pat
 
 def test_experiment_show_and_list_read_the_stored_experiment(tmp_path):
     db = tmp_path / "x.db"
-    text = ('runs_per_arm = 2\norder = "alternate"\n[[arms]]\nname = "A"\nserver_cmd = "a"\n'
-            '[[arms]]\nname = "B"\nserver_cmd = "b"\n[load]\nrequests = 2\n')
-    spec = parse_experiment(text, "t.toml")
     with Store(db) as s:
-        s.create_experiment("e1", "t", spec.model_dump(mode="json"), text, T0)
-        for k, (a, b) in enumerate([(100.0, 150.0), (104.0, 154.0)]):
-            s.save_run(_run("A", k, a, session="e1", position=2 * k))
-            s.save_run(_run("B", k, b, session="e1", position=2 * k + 1))
+        _two_arm_store(s)
         show = experiment_show(s, "e1", arm_rooflines)
         listed = experiment_list(s)
         assert no_valid_measured_run("e1", s) is None

@@ -27,6 +27,8 @@ from tokcaliper.report.compare_view import render_compare
 from tokcaliper.stats.ab import ABAnalysis, MultiComparison
 from tokcaliper.store import Store
 
+from tests.experiment.bench_runs import two_arm_spec
+
 A = [754.3, 770.0, 639.3, 567.7, 759.6]
 B = [812.0, 790.5, 700.2, 640.1, 801.9]
 S = CompareSettings()
@@ -123,18 +125,7 @@ def test_compare_session_reads_two_stored_arms(tmp_path):
     assert "one aggregate_output_tok_s per stored run (unpaired: Welch); runs of session s" in got.notes
 
 
-SPEC = '''
-runs_per_arm = 5
-order = "alternate"
-[[arms]]
-name = "A"
-server_cmd = "a"
-[[arms]]
-name = "B"
-server_cmd = "b"
-[load]
-requests = 2
-'''
+SPEC = two_arm_spec(5)
 
 
 def test_compare_experiment_carries_comparisons_rooflines_and_closing(tmp_path):

@@ -12,18 +12,9 @@ from tokcaliper.model.run import LoadConfig, RequestRecord, Run
 from tokcaliper.model.telemetry import TelemetrySummary
 from tokcaliper.store import Store
 
-SPEC = '''
-runs_per_arm = 5
-order = "alternate"
-[[arms]]
-name = "A"
-server_cmd = "a"
-[[arms]]
-name = "B"
-server_cmd = "b"
-[load]
-requests = 2
-'''
+from tests.experiment.bench_runs import two_arm_spec
+
+SPEC = two_arm_spec(5)
 # Arm A's slow runs are those other processes shared the host with; arm B is steady.
 A = [(118.0, 0.05), (12.6, 0.90), (110.0, 0.10), (15.0, 0.85), (100.0, 0.20)]
 B = [(101.0, 0.30), (99.0, 0.10), (100.5, 0.60), (99.5, 0.05), (100.0, 0.40)]

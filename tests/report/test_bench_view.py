@@ -8,12 +8,12 @@ import statistics
 
 from rich.console import Console
 
-from tests.experiment.bench_runs import T0, _run, _sweep_store
+from tests.experiment.bench_runs import T0, _run, _sweep_store, _two_arm_store
 from tokcaliper.audit.run_roofline import arm_rooflines
 from tokcaliper.experiment.bench_result import bench_result, sweep_result
 from tokcaliper.experiment.capacity import capacity_experiment, capacity_of_experiment
 from tokcaliper.experiment.show import experiment_list, experiment_show
-from tokcaliper.experiment.spec import LoadSpec, parse_experiment
+from tokcaliper.experiment.spec import LoadSpec
 from tokcaliper.numbers import num, percent
 from tokcaliper.report.bench_view import render_bench, render_sweep
 from tokcaliper.report.capacity_view import render_capacity
@@ -62,14 +62,8 @@ def test_render_sweep_draws_each_level_the_table_and_the_comparison(tmp_path):
 
 def test_render_experiment_show_and_list(tmp_path):
     db = tmp_path / "x.db"
-    text = ('runs_per_arm = 2\norder = "alternate"\n[[arms]]\nname = "A"\nserver_cmd = "a"\n'
-            '[[arms]]\nname = "B"\nserver_cmd = "b"\n[load]\nrequests = 2\n')
-    spec = parse_experiment(text, "t.toml")
     with Store(db) as s:
-        s.create_experiment("e1", "t", spec.model_dump(mode="json"), text, T0)
-        for k, (a, b) in enumerate([(100.0, 150.0), (104.0, 154.0)]):
-            s.save_run(_run("A", k, a, session="e1", position=2 * k))
-            s.save_run(_run("B", k, b, session="e1", position=2 * k + 1))
+        _two_arm_store(s)
         show = experiment_show(s, "e1", arm_rooflines)
         listed = experiment_list(s)
     out = _text(lambda c: render_experiment_show(c, show))

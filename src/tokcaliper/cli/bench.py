@@ -246,7 +246,7 @@ def bench(
         host.machine_check = machine_check(
             base_url, quick=True, unique_prompts=unique_prompts,
             server_pids=[target.server.proc.pid] if target.server is not None and target.server.proc else ())
-        render_check_warnings(stderr.print, host.machine_check)
+        render_check_warnings(host.machine_check)
         idle_power: dict[str, float] | None = None  # None: not measured
         if idle_seconds > 0 and telemetry_interval > 0:
             stderr.print(f"measuring idle power for {idle_seconds:g} s (M5)")

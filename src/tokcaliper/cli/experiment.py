@@ -83,7 +83,7 @@ def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_
 
     # The quick machine check (issue 21), before any arm's server starts: stored with every run.
     check = machine_check(quick=True, unique_prompts=spec.load.unique_prompts)
-    render_check_warnings(stderr.print, check)
+    render_check_warnings(check)
 
     def host():  # type: ignore[no-untyped-def]
         # Called once the experiment is claimed: the bandwidth probe (issue 25) takes a second
@@ -102,18 +102,13 @@ def execute_with_progress(exp_id: str, spec, source_dir: Path | None, store, on_
     return result
 
 
-def no_valid_run(exp_id: str, store) -> str | None:  # type: ignore[no-untyped-def]
-    """:func:`tokcaliper.experiment.show.no_valid_measured_run` (``spec sweep`` calls it by this name)."""
+def fail_if_nothing_valid(exp_id: str, store) -> None:  # type: ignore[no-untyped-def]
+    """Raise :class:`ServerError` (exit 3) with
+    :func:`~tokcaliper.experiment.show.no_valid_measured_run`'s reason, if any."""
+    from tokcaliper.errors import ServerError
     from tokcaliper.experiment.show import no_valid_measured_run
 
-    return no_valid_measured_run(exp_id, store)
-
-
-def fail_if_nothing_valid(exp_id: str, store) -> None:  # type: ignore[no-untyped-def]
-    """Raise :class:`ServerError` (exit 3) with :func:`no_valid_run`'s reason, if any."""
-    from tokcaliper.errors import ServerError
-
-    reason = no_valid_run(exp_id, store)
+    reason = no_valid_measured_run(exp_id, store)
     if reason is not None:
         raise ServerError(reason)
 

@@ -125,7 +125,8 @@ def sweep_cmd(
     Welch's t between neighbouring k, best k by AL and by AL/(k+1), and the warning when they
     differ. A k whose server does not start is a row with its reason (M8).
     """
-    from tokcaliper.cli.experiment import execute_with_progress, no_valid_run
+    from tokcaliper.cli.experiment import execute_with_progress
+    from tokcaliper.experiment.show import no_valid_measured_run
     from tokcaliper.experiment.execute import create_experiment
     from tokcaliper.experiment.spec import LoadSpec
     from tokcaliper.experiment.specdec_sweep import sweep_experiment, sweep_result
@@ -158,7 +159,7 @@ def sweep_cmd(
         else:
             exp_id = store.get_experiment(experiment).id
         res = sweep_result(store, exp_id, server_kind)
-        failed = no_valid_run(exp_id, store) if experiment is None else None
+        failed = no_valid_measured_run(exp_id, store) if experiment is None else None
     emit(res, json_out, lambda console: render_sweep(console, res))
     if failed is not None:  # no k's server started: exit 3, as bench
         raise ServerError(failed)

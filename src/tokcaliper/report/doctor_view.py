@@ -33,10 +33,10 @@ def render_machine_check(console: Console, check: MachineCheck) -> None:
                   if n else "nothing found that would make runs differ.")
 
 
-def render_check_warnings(print_line, check: MachineCheck) -> None:  # type: ignore[no-untyped-def]
+def render_check_warnings(check: MachineCheck) -> None:
     """Print one named warning per ``warn`` finding (before measuring), through the warning
     sink (:func:`tokcaliper.report.output.warn`: ``tokcaliper: warning: machine-check CODE: …``
-    on stderr). ``print_line`` is not used any more (the sink prints); it stays for the callers."""
+    on stderr)."""
     from tokcaliper.report.output import warn
 
     for c in check.caveats():

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from matplotlib.figure import Figure
 
-__all__ = ["Block", "Bullets", "Code", "Document", "Heading", "Paragraph", "Plot", "Table"]
+__all__ = ["Block", "Bullets", "Code", "Document", "Heading", "OutlineExporter", "Paragraph", "Plot", "Table"]
 
 
 @dataclass(frozen=True)
@@ -94,3 +94,29 @@ class Document:
     def plots(self) -> list[Plot]:
         """The page's figures, in order."""
         return [b for b in self.blocks if isinstance(b, Plot)]
+
+
+class OutlineExporter:
+    """An exporter that writes a report's outline (:func:`~tokcaliper.report.formats.pages.outline`).
+
+    The HTML and Markdown exporters differ only in ``format``, ``suffix`` and
+    :meth:`write`; they share :meth:`document`, so both draw the same outline.
+    """
+
+    format: str
+    suffix: str
+
+    def write(self, doc: Document) -> str:
+        """``doc`` in this format (each subclass gives its writer)."""
+        raise NotImplementedError
+
+    def document(self, report: object) -> str:
+        """The document of ``report`` (any :data:`~tokcaliper.report.formats.Reportable`).
+
+        Raises:
+            TypeError: not a reportable result.
+        """
+        from tokcaliper.report.formats.pages import outline  # pages draws on this module
+
+        return self.write(outline(report))  # type: ignore[arg-type]
+

@@ -11,7 +11,8 @@ import base64
 import html
 
 from tokcaliper.report import plots
-from tokcaliper.report.formats.document import Bullets, Code, Document, Heading, Paragraph, Plot, Table
+from tokcaliper.report.formats.document import (Bullets, Code, Document, Heading, OutlineExporter, Paragraph,
+                                                 Plot, Table)
 
 __all__ = ["CSS", "HtmlExporter", "write_html"]
 
@@ -77,18 +78,12 @@ def write_html(doc: Document) -> str:
     return "\n".join(parts) + "\n"
 
 
-class HtmlExporter:
+class HtmlExporter(OutlineExporter):
     """:class:`~tokcaliper.report.formats.Exporter` of the offline HTML page (``.html``)."""
 
     format = "html"
     suffix = ".html"
 
-    def document(self, report: object) -> str:
-        """The page of ``report`` (any :data:`~tokcaliper.report.formats.Reportable`).
-
-        Raises:
-            TypeError: not a reportable result.
-        """
-        from tokcaliper.report.formats.pages import outline
-
-        return write_html(outline(report))  # type: ignore[arg-type]
+    def write(self, doc: Document) -> str:
+        """``doc`` as the offline HTML page (:func:`write_html`)."""
+        return write_html(doc)

@@ -8,7 +8,8 @@ text and small. Pipes inside cells are escaped.
 
 from __future__ import annotations
 
-from tokcaliper.report.formats.document import Bullets, Code, Document, Heading, Paragraph, Plot, Table
+from tokcaliper.report.formats.document import (Bullets, Code, Document, Heading, OutlineExporter, Paragraph,
+                                                 Plot, Table)
 
 __all__ = ["MarkdownExporter", "markdown_table", "write_markdown"]
 
@@ -49,18 +50,12 @@ def write_markdown(doc: Document) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-class MarkdownExporter:
+class MarkdownExporter(OutlineExporter):
     """:class:`~tokcaliper.report.formats.Exporter` of the Markdown summary (``.md``)."""
 
     format = "markdown"
     suffix = ".md"
 
-    def document(self, report: object) -> str:
-        """The Markdown of ``report`` (any :data:`~tokcaliper.report.formats.Reportable`).
-
-        Raises:
-            TypeError: not a reportable result.
-        """
-        from tokcaliper.report.formats.pages import outline
-
-        return write_markdown(outline(report))  # type: ignore[arg-type]
+    def write(self, doc: Document) -> str:
+        """``doc`` as the Markdown summary (:func:`write_markdown`)."""
+        return write_markdown(doc)
