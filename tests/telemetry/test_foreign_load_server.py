@@ -3,7 +3,10 @@
 Six short runs against the shared llama-server, interleaved quiet / burning, with a
 graded dose so that the burning runs differ among themselves too: before runs 2, 4
 and 6 the test starts 2, 1 and 3 bounded CPU burners (busy Python loops that end by
-themselves after 30 s and are killed after the run). The machine is shared with other
+themselves after 60 s and are killed after the run). Each run starts only once its
+burners say they are in their loop: a CI run once measured a 3-burner run as quiet
+(server 1.96 of 2 cores, foreign 0.002) while the load average jumped by 1.1 in
+seconds, i.e. the burners were still starting, blocked on disk. The machine is shared with other
 work, so nothing is compared with an absolute "quiet": the runs with the burners must
 carry more foreign CPU than the runs without, the noise floor must name the foreign
 load, ``analyze``'s ranking must put it first, and no run may blame the client unless
@@ -13,9 +16,12 @@ its own figures show it.
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
+import time
 
+import psutil
 import pytest
 
 from tokcaliper.experiment.runner import RunPlace, RunSetup, measure_run
@@ -35,19 +41,40 @@ pytestmark = pytest.mark.server
 
 #: Busy loops started before each run: quiet and burning interleaved, the burning graded.
 DOSES = [0, 2, 0, 1, 0, 3]
-BURN = "import time\nt = time.time()\nwhile time.time() - t < 30: pass"
+BURN = "import time\nt = time.time()\nprint('burning', flush=True)\nwhile time.time() - t < 60: pass"
+#: Seconds a burner may take to start (interpreter start-up under contention).
+START_TIMEOUT_S = 60.0
 THROUGHPUT = "aggregate_output_tok_s"
 
 
 def _burners(n: int) -> list[subprocess.Popen]:
-    return [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(n)]
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
+    """``n`` burners, returned once each has printed that it is in its loop."""
+    procs = [subprocess.Popen([sys.executable, "-c", BURN], stdout=subprocess.PIPE, text=True)
+             for _ in range(n)]
+    deadline = time.monotonic() + START_TIMEOUT_S
     for p in procs:
+        ready, _, _ = select.select([p.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready or p.stdout.readline().strip() != "burning":  # type: ignore[union-attr]
+            _stop(procs)
+            pytest.fail(f"a CPU burner did not start within {START_TIMEOUT_S:.0f} s")
+    return procs
+
+
+def _stop(procs: list[subprocess.Popen]) -> float:
+    """Kill the burners; returns the CPU seconds they used (psutil), for the log."""
+    used = 0.0
+    for p in procs:
+        try:
+            t = psutil.Process(p.pid).cpu_times()
+            used += t.user + t.system
+        except psutil.Error:
+            pass
         p.kill()
     for p in procs:
         p.wait()
+        if p.stdout is not None:
+            p.stdout.close()
+    return used
 
 
 def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_client(tmp_path, llama_server):
@@ -60,7 +87,7 @@ def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_cl
         pytest.skip(f"host already saturated by other work (load {load:.1f} on {cores} cores): "
                     "burners cannot add foreign load to compare")
     setup = RunSetup(
-        load=LoadConfig(base_url=llama_server, concurrency=2, requests=6, warmup=1, max_tokens=8),
+        load=LoadConfig(base_url=llama_server, concurrency=2, requests=4, warmup=1, max_tokens=4),
         prompts=builtin_prompts(), telemetry=lambda: TelemetrySampler(interval_s=0.1),
     )
     runs = []
@@ -70,9 +97,9 @@ def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_cl
             try:
                 run, _ = measure_run(setup, RunPlace(session="s", arm="a", repetition=i, position=i), store)
             finally:
-                _stop(procs)
+                burnt = _stop(procs)
             runs.append(store.get_run(run.id, with_requests=False))
-            print(f"run {i + 1} ({dose} burners): load {os.getloadavg()[0]:.2f}, "
+            print(f"run {i + 1} ({dose} burners, {burnt:.2f} CPU-s): load {os.getloadavg()[0]:.2f}, "
                   f"{run.metrics.wall_s:.2f} s", flush=True)
 
     foreign = [r.telemetry.foreign_cpu_cores_mean for r in runs]
