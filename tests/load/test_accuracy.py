@@ -50,6 +50,7 @@ def _floor_error(srv: RefServer, concurrency: int, tag: str) -> float:
     return statistics.mean((r["stamps"][0] - r["sent"]) - _truth_ttft(by_tag[r["tag"]]) for r in recs)
 
 
+@pytest.mark.timing
 def test_reference_server_keeps_its_schedule():
     """Its own emission error (token written − scheduled) is measured, and small."""
     with RefServer(TIMING, nice=-5) as srv:
@@ -63,6 +64,7 @@ def test_reference_server_keeps_its_schedule():
     assert statistics.median(errors) < 0.25e-3, statistics.median(errors)
 
 
+@pytest.mark.timing
 def test_ttft_error_at_concurrency_16_is_within_twice_the_floor():
     tok, floor = [], []
     with RefServer(TIMING, nice=-5) as srv:

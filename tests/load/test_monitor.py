@@ -6,6 +6,8 @@ import asyncio
 import statistics
 import time
 
+import pytest
+
 from tokcaliper.load.driver import run_phase
 from tokcaliper.load.monitor import LAG_BOUND_S, PROBE_INTERVAL_S
 from tokcaliper.load.prompts import builtin_prompts
@@ -19,6 +21,7 @@ from .kernel_stamps import needs_kernel_stamps
 from .reference_server import RefServer, Timing
 
 
+@pytest.mark.timing
 def test_a_deliberately_blocked_event_loop_is_flagged():
     def block(index: int) -> None:  # runs on the client's event loop after each request
         if index % 4 == 0:
@@ -41,6 +44,7 @@ def test_a_deliberately_blocked_event_loop_is_flagged():
 
 
 @needs_kernel_stamps
+@pytest.mark.timing
 def test_kernel_stamps_keep_their_time_while_the_loop_is_blocked_again_and_again():
     """A loop blocked 6 ms of every 7 ms: every token still carries its arrival time.
 
@@ -81,6 +85,7 @@ def test_kernel_stamps_keep_their_time_while_the_loop_is_blocked_again_and_again
     assert 0 <= statistics.median(ttft_err) and p90(ttft_err) < 0.003, ttft_err
 
 
+@pytest.mark.timing
 def test_a_quiet_closed_loop_run_is_not_blamed_on_the_client():
     """Issue 21 item 5: unblocked, the client is client-limited only by its own figures
     (loop lag, CPU share); a late dispatch without them names the host. The machine is

@@ -18,6 +18,7 @@ from .reference_server import RefServer, Timing
 FAST = Timing(ttft_s=0.010, itl_s=0.001, tokens=8)
 
 
+@pytest.mark.timing
 def test_poisson_at_a_servable_rate_matches_the_request_and_is_sent_on_time():
     with RefServer(FAST, nice=-5) as srv:
         cfg = LoadConfig(base_url=srv.base_url, concurrency=64, requests=300, max_tokens=8,
@@ -45,6 +46,7 @@ def test_poisson_at_a_servable_rate_matches_the_request_and_is_sent_on_time():
     assert m.ttft_from_schedule_s.p50 - m.ttft_s.p50 < 3e-3
 
 
+@pytest.mark.timing
 def test_beyond_capacity_the_dispatch_delay_grows_and_the_run_is_flagged():
     # At most 2 in flight × 1/17 ms ≈ 118 req/s of capacity; ask for 400.
     with RefServer(FAST, nice=-5) as srv:

@@ -19,6 +19,7 @@ from tokcaliper.load.trace import (
     TraceRecord, TraceWorkload, block_tokens_for, load_trace, parse_trace, replay_figures, scaled)
 from tokcaliper.model.run import LoadConfig
 
+from .host_steal import STEAL_BOUND_PCT, StealMeter
 from .reference_server import RefServer, Timing
 
 #: Windows of the public Mooncake traces kept beside the checkout (never in the repository):
@@ -153,6 +154,7 @@ def test_bench_bad_trace_is_one_line_exit_2(tmp_path):
 QUICK = Timing(ttft_s=0.002, itl_s=0.001, tokens=2)
 
 
+@pytest.mark.timing
 def test_arrivals_follow_the_trace_times_over_the_speedup_within_2ms_at_p99(tmp_path):
     rng = np.random.default_rng(3)
     # 400 arrivals (≈ 5 s): four at one instant leave back to back in one timer callback; with
@@ -170,13 +172,19 @@ def test_arrivals_follow_the_trace_times_over_the_speedup_within_2ms_at_p99(tmp_
             cfg = LoadConfig(base_url=srv.base_url, concurrency=64, requests=len(rows), warmup=0,
                              trace=str(_write(tmp_path / "t.jsonl", rows)), trace_speedup=speedup,
                              trace_block_tokens=4, prompt_salt="x")
-            phase = run_phase(cfg, builtin_prompts())
+            with StealMeter() as steal:
+                phase = run_phase(cfg, builtin_prompts())
         assert len(phase) == len(rows) and all(r.ok for r in phase)
         sent = np.array([r.start_s for r in phase])  # s from the run's start, as the schedule
         err = np.abs(sent - want)
-        seen.append((float(np.percentile(err, 99)), phase.client.loop_lag_max_s))
+        seen.append((float(np.percentile(err, 99)), phase.client.loop_lag_max_s, steal.pct))
         if seen[-1][0] < 2e-3:
             break
+    if seen[-1][0] >= 2e-3 and all(s is not None and s > STEAL_BOUND_PCT for *_, s in seen):
+        # Seen on this 2-core VM: 3–10 % steal in a replay gave p99 2.7–5.9 ms, 0.6 % gave 1.1 ms.
+        pytest.skip("the hypervisor took back " + ", ".join(f"{s:.1f}" for *_, s in seen)
+                    + f" % of the CPU time (bound {STEAL_BOUND_PCT} %) during every replay: p99 errors "
+                    + ", ".join(f"{p * 1e3:.2f}" for p, *_ in seen) + " ms say nothing of the client")
     assert seen[-1][0] < 2e-3, seen
     assert phase.arrivals is not None and phase.arrivals.process == "trace"
     assert phase.arrivals.rate_ci95_rps is None

@@ -89,10 +89,9 @@ def experiment_list(store: Store) -> ExperimentList:
     """
     rows = []
     for e in store.list_experiments():
-        runs = [r for r in store.session_runs(e.id) if not r.warmup_run]
         planned = len(e.spec.get("arms", [])) * int(e.spec.get("runs_per_arm", 0))
         rows.append(ExperimentListRow(id=e.id, name=e.name, created_at=e.created_at, status=e.status,
-                                      measured_runs=len(runs), planned_runs=planned,
+                                      measured_runs=store.count_measured_runs(e.id), planned_runs=planned,
                                       outcomes=len(store.outcomes(e.id))))
     return ExperimentList(db=str(store.path), experiments=rows)
 

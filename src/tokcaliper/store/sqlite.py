@@ -853,6 +853,12 @@ class Store:
                 self.damaged.append(DamagedRun(id=i, reason=str(e)))
         return out
 
+    def count_measured_runs(self, session: str) -> int:
+        """How many runs of one session or experiment are stored, warm-up runs left out
+        (one query: a listing need not read and validate every run)."""
+        return self.conn.execute(
+            "SELECT COUNT(*) FROM runs WHERE session = ? AND warmup_run = 0", (session,)).fetchone()[0]
+
     def session_ids(self, session: str) -> list[int]:
         """Run ids of one session, in order."""
         return [r[0] for r in self.conn.execute(
