@@ -72,3 +72,19 @@ def test_spearman_exact_p_matches_enumeration_count():
     assert rho == pytest.approx(1 - 12 / 210)
     assert p == pytest.approx(12 / 720)
     assert how == "exact permutation"
+
+
+def test_outside_load_that_separates_an_unclumped_split_ranks_before_its_mediator():
+    # The figures of a CI run of the foreign-load server test: runs 2, 4, 6 with CPU burners.
+    # The split misses α/2 (p ≈ 0.028), ρ of the foreign load is only −0.77, and the server's
+    # own CPU (which falls because the burners take its cores) follows throughput exactly.
+    tput = [12.09, 4.692, 11.94, 1.171, 12.76, 1.301]
+    foreign = [0.0746, 0.968, 0.182, 0.967, 0.120, 0.993]
+    server = [1.85, 0.67, 1.80, 0.50, 1.89, 0.55]
+    a = analyze_values(tput, {"foreign_cpu_cores": foreign, "server_cpu_cores": server},
+                       metric="aggregate_output_tok_s")
+    assert not a.split.clumped and sorted(a.split.labels) == [0, 0, 0, 1, 1, 1]
+    first, second = a.covariates
+    assert (first.name, second.name) == ("foreign_cpu_cores", "server_cpu_cores")
+    assert first.rho == pytest.approx(-0.771, abs=0.001) and abs(second.rho) == pytest.approx(1.0)
+    assert first.separation == -1.0 and first.separation_p == pytest.approx(0.1)

@@ -112,7 +112,10 @@ def test_foreign_load_is_a_covariate_names_the_noise_and_is_not_blamed_on_the_cl
     # analyze's ranking (its split, its groups), first: other processes' CPU, or the steal
     # time the same burners cause on a VM (both set outside the run).
     cov = run_covariates(runs)
-    ranked = analyze_values(tput, cov, metric=THROUGHPUT).covariates
+    analysis = analyze_values(tput, cov, metric=THROUGHPUT)
+    ranked = analysis.covariates
+    print("split clumped:", analysis.split.clumped, "p", analysis.split.p,
+          [(r.name, round(r.rho, 3), r.separation) for r in ranked[:3]])
     assert ranked[0].name in ("foreign_cpu_cores", "steal_share") and ranked[0].rho < 0
     # The noise floor names it in one sentence.
     report = noise_floor(scalar_series([r.metrics for r in runs]), covariates=cov)
