@@ -50,7 +50,10 @@ def test_kernel_stamps_keep_their_time_while_the_loop_is_blocked_again_and_again
 
     Tokens are 30 ms apart (no two of one stream wait together), so each
     read's kernel stamp is one token's arrival; a stamp taken by the blocked
-    loop would trail it by up to 6 ms. Checked against the server's own log.
+    loop would trail it by up to 6 ms. Checked against the server's own log,
+    whose TTFT starts at the kernel's receive stamp of the request: its own
+    parse time would add the server's read queue (0.5-5 ms measured on this VM)
+    to the client's error.
     """
     def blocker() -> None:
         time.sleep(0.006)
@@ -60,7 +63,7 @@ def test_kernel_stamps_keep_their_time_while_the_loop_is_blocked_again_and_again
         if index == 0:
             asyncio.get_running_loop().call_later(0.004, blocker)
 
-    with RefServer(Timing(0.03, 0.03, 8)) as srv:
+    with RefServer(Timing(0.03, 0.03, 8), kernel_stamps=True) as srv:
         cfg = LoadConfig(base_url=srv.base_url, concurrency=4, requests=16, max_tokens=8, prompt_salt="k")
         phase = run_phase(cfg, builtin_prompts(), on_request=on_request)
         truth = {e["tag"]: e for e in srv.truth()}
@@ -72,17 +75,19 @@ def test_kernel_stamps_keep_their_time_while_the_loop_is_blocked_again_and_again
         served = [b - a for a, b in zip(e["written"], e["written"][1:])]
         assert len(r.itl_s) == len(served) == 7
         gap_err += [abs(a - b) for a, b in zip(r.itl_s, served)]
-        ttft_err.append(r.ttft_s - (e["written"][0] - e["parsed"]))
-    # Measured on a quiet host: gap error p90 0.005-0.007 ms and TTFT error p90
-    # 0.7-0.9 ms; with the loop's own read times (no kernel stamp) 0.8-1.3 ms
-    # and 5.8-6.5 ms (max 6 ms). Percentiles, not the max: on a loaded host
-    # the server itself can be preempted between a write and its log stamp.
+        ttft_err.append(r.ttft_s - (e["written"][0] - e["recv_kernel"]))
+    # Measured on a quiet host, 10 runs: gap error p90 0.010-0.029 ms; TTFT
+    # error median -0.007 to -0.024 ms, p90 |error| 0.040-0.072 ms. With the
+    # loop's own read times (no kernel stamp) the gaps were off by 0.8-1.3 ms
+    # and TTFT by 5.8-6.5 ms. Percentiles, not the max: on a loaded host the
+    # server itself can be preempted between a write and its log stamp.
     def p90(xs: list[float]) -> float:
         return sorted(xs)[int(0.9 * len(xs))]
 
     assert p90(gap_err) < 0.0003, p90(gap_err)
     assert statistics.median(gap_err) < 0.0001
-    assert 0 <= statistics.median(ttft_err) and p90(ttft_err) < 0.003, ttft_err
+    assert abs(statistics.median(ttft_err)) < 0.0002, ttft_err
+    assert p90([abs(x) for x in ttft_err]) < 0.001, ttft_err
 
 
 @pytest.mark.timing

@@ -19,7 +19,6 @@ from tokcaliper.load.trace import (
     TraceRecord, TraceWorkload, block_tokens_for, load_trace, parse_trace, replay_figures, scaled)
 from tokcaliper.model.run import LoadConfig
 
-from .host_steal import STEAL_BOUND_PCT, StealMeter
 from .reference_server import RefServer, Timing
 
 #: Windows of the public Mooncake traces kept beside the checkout (never in the repository):
@@ -166,26 +165,16 @@ def test_arrivals_follow_the_trace_times_over_the_speedup_within_2ms_at_p99(tmp_
     rows = [_row(float(t), 600, 2, [0, i + 1]) for i, t in enumerate(ts)]
     speedup = 2.0
     want = (ts - ts[0]) / 1000.0 / speedup  # the trace's times ÷ the speed-up, from the rows themselves
-    seen = []
-    for _attempt in range(3):  # a 2-core host may deschedule one replay: re-run, never widen the bound
-        with RefServer(QUICK, nice=-5) as srv:
-            cfg = LoadConfig(base_url=srv.base_url, concurrency=64, requests=len(rows), warmup=0,
-                             trace=str(_write(tmp_path / "t.jsonl", rows)), trace_speedup=speedup,
-                             trace_block_tokens=4, prompt_salt="x")
-            with StealMeter() as steal:
-                phase = run_phase(cfg, builtin_prompts())
-        assert len(phase) == len(rows) and all(r.ok for r in phase)
-        sent = np.array([r.start_s for r in phase])  # s from the run's start, as the schedule
-        err = np.abs(sent - want)
-        seen.append((float(np.percentile(err, 99)), phase.client.loop_lag_max_s, steal.pct))
-        if seen[-1][0] < 2e-3:
-            break
-    if seen[-1][0] >= 2e-3 and all(s is not None and s > STEAL_BOUND_PCT for *_, s in seen):
-        # Seen on this 2-core VM: 3–10 % steal in a replay gave p99 2.7–5.9 ms, 0.6 % gave 1.1 ms.
-        pytest.skip("the hypervisor took back " + ", ".join(f"{s:.1f}" for *_, s in seen)
-                    + f" % of the CPU time (bound {STEAL_BOUND_PCT} %) during every replay: p99 errors "
-                    + ", ".join(f"{p * 1e3:.2f}" for p, *_ in seen) + " ms say nothing of the client")
-    assert seen[-1][0] < 2e-3, seen
+    with RefServer(QUICK, nice=-5) as srv:
+        cfg = LoadConfig(base_url=srv.base_url, concurrency=64, requests=len(rows), warmup=0,
+                         trace=str(_write(tmp_path / "t.jsonl", rows)), trace_speedup=speedup,
+                         trace_block_tokens=4, prompt_salt="x")
+        phase = run_phase(cfg, builtin_prompts())
+    assert len(phase) == len(rows) and all(r.ok for r in phase)
+    sent = np.array([r.start_s for r in phase])  # s from the run's start, as the schedule
+    p99 = float(np.percentile(np.abs(sent - want), 99))
+    # On a 2-core host one replay may be descheduled: tests/load/conftest.py re-runs it
+    assert p99 < 2e-3, (p99, phase.client.loop_lag_max_s)
     assert phase.arrivals is not None and phase.arrivals.process == "trace"
     assert phase.arrivals.rate_ci95_rps is None
     # The dispatch delay is measured against the trace's schedule, as for --rate.
