@@ -52,6 +52,21 @@ def test_each_plot_draws_and_missing_data_says_so():
         plots.save(empty, Path("x.pdf"))
 
 
+def test_telemetry_lanes_break_between_runs_and_one_pair_has_whole_pair_ticks():
+    # Sampled at 0.1 s during two runs, nothing between 2.0 s and 4.0 s: the line breaks there.
+    ts = [t / 10 for t in range(21)] + [4 + t / 10 for t in range(11)]
+    samples = [TelemetrySample(device="cpu", t_mono_s=t, t_wall_s=t, utilization_pct=50 + t) for t in ts]
+    fig = plots.telemetry_lanes(samples, runs=[(0.0, 2.0, "A 1"), (4.0, 5.0, "B 2")])
+    (line,) = fig.axes[0].get_lines()
+    ys = list(line.get_ydata())
+    assert len(ys) == len(ts) + 1 and sum(1 for y in ys if y != y) == 1  # one NaN: one break
+    assert line.get_xdata()[21] == 3.0  # inside the gap, between 2.0 and 4.0
+    step = type("Step", (), {"k": 2, "cum_ratio": 1.84, "ci": (1.42, 2.39)})()
+    ax = plots.running_verdict([step], noise_band=0.01, mde=0.041, metric="tok/s").axes[0]
+    ax.figure.canvas.draw()
+    assert [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]] == [2.0]
+
+
 
 
 @pytest.mark.server

@@ -154,3 +154,18 @@ def test_sweep_report_from_stored_runs(tmp_path: Path, capsys):
     rows = [ln for ln in body.splitlines() if ln.split("|")[1:2] and ln.split("|")[1].strip() in levels]
     assert [r.split("|")[7].strip() for r in rows] == ["yes", "yes", "no"]
     assert "| c=2 vs c=1 | aggregate_output_tok_s |" in body and "| c=4 vs c=1 |" in body
+
+
+def test_html_tables_right_align_figure_columns_and_left_align_words():
+    from tokcaliper.report.formats.document import Document, Table
+    from tokcaliper.report.formats.html import write_html
+
+    table = Table(head=["arm", "mean (tok/s)", "95% CI", "verdict", "p"],
+                  rows=[["t1", "17.00", "-14.53 … 48.53", "inconclusive", "n/a"],
+                        ["t2", "31.19", "×1.418 … 2.386", "faster by 3.3%", "0.064"]])
+    page = write_html(Document(kind="test", title="t", sentence="s", verdict="inconclusive", blocks=[table]))
+    head = re.search(r"<table><tr>(.*?)</tr>", page).group(1)
+    assert head == ('<th>arm</th><th class="num">mean (tok/s)</th><th class="num">95% CI</th>'
+                    '<th>verdict</th><th class="num">p</th>')
+    assert '<td>faster by 3.3%</td><td class="num">0.064</td>' in page
+    assert '<td class="num">n/a</td>' in page  # a blank in a figure column lines up with them

@@ -149,7 +149,8 @@ def running_verdict(steps: Sequence[object], *, noise_band: float, mde: float | 
     ax.errorbar(ks, mid, yerr=[lo, hi], fmt="o-", color=PALETTE[0], capsize=3,
                 label="ratio B/A, 95% CI")
     ax.axhline(1.0, color="#333333", lw=0.8)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    ax.set_xlim(ks[0] - 0.5, ks[-1] + 0.5)  # whole pairs on the axis, even for one point
     ax.set_xlabel("complete pairs (n)")
     ax.set_ylabel("ratio B/A (1 = no difference)")
     ax.set_title(f"{metric}: running verdict after each pair (n = {ks[-1]} pairs)")
@@ -161,6 +162,30 @@ def running_verdict(steps: Sequence[object], *, noise_band: float, mde: float | 
 #: Telemetry series drawn as lanes: (sample attribute, label with unit).
 LANES = (("clock_mhz", "clock (MHz)"), ("power_w", "power (W)"), ("temperature_c", "temperature (°C)"),
          ("utilization_pct", "utilisation (%)"), ("steal_pct", "steal (%)"))
+
+
+#: A gap between samples longer than this many times their median spacing is drawn as a break.
+GAP_FACTOR = 3.0
+
+
+def _break_gaps(xs: Sequence[float], ys: Sequence[float]) -> tuple[list[float], list[float]]:
+    """``xs, ys`` with a NaN point inside each sampling gap, so the line breaks there
+    instead of drawing a straight segment through time nobody sampled (between runs)."""
+    order = sorted(range(len(xs)), key=xs.__getitem__)
+    x = [xs[i] for i in order]
+    y = [ys[i] for i in order]
+    steps = sorted(b - a for a, b in zip(x, x[1:]) if b > a)
+    if not steps:
+        return x, y
+    limit = GAP_FACTOR * steps[len(steps) // 2]
+    out_x, out_y = x[:1], y[:1]
+    for a, b, v in zip(x, x[1:], y[1:]):
+        if b - a > limit:
+            out_x.append((a + b) / 2)
+            out_y.append(math.nan)
+        out_x.append(b)
+        out_y.append(v)
+    return out_x, out_y
 
 
 def telemetry_lanes(samples: Sequence[object], *, runs: Sequence[tuple[float, float, str]] = (),
@@ -195,7 +220,7 @@ def telemetry_lanes(samples: Sequence[object], *, runs: Sequence[tuple[float, fl
     n = len(samples)
     for ax, (label, by_dev) in zip(axes, lanes):
         for j, (dev, (xs, ys)) in enumerate(sorted(by_dev.items())):
-            ax.plot(xs, ys, lw=1, color=PALETTE[j % len(PALETTE)], label=dev)
+            ax.plot(*_break_gaps(xs, ys), lw=1, color=PALETTE[j % len(PALETTE)], label=dev)
         for start, end, name in runs:
             ax.axvspan(start - t0, end - t0, color="#999999", alpha=0.12)
         ax.set_ylabel(label, fontsize=8)

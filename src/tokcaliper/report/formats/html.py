@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 
 from tokcaliper.report import plots
 from tokcaliper.report.formats.document import (Bullets, Code, Document, Heading, OutlineExporter, Paragraph,
@@ -26,8 +27,8 @@ h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.8em;borde
 .verdict.faster,.verdict.pass{border-color:#009E73;background:#eef8f4}
 .verdict.warn,.verdict.inconclusive{border-color:#E69F00}
 table{border-collapse:collapse;margin:.6em 0;font-size:.92em}
-td,th{border:1px solid #ddd;padding:.25em .6em;text-align:right}th{background:#f6f6f6}
-td:first-child,th:first-child{text-align:left}
+td,th{border:1px solid #ddd;padding:.25em .6em;text-align:left}th{background:#f6f6f6}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 img{max-width:100%;height:auto;display:block;margin:.6em 0}
 code,pre{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;background:#f6f6f6}
 pre{padding:.6em;overflow-x:auto;white-space:pre-wrap}
@@ -39,14 +40,34 @@ def _e(text: object) -> str:
     return html.escape("" if text is None else str(text))
 
 
+#: A figure cell: a number first (a sign, ×, ≤ … before it), at most a short tail of units.
+_FIGURE = re.compile(r"^[\s+\-−±×x~≈<>≤≥]*\d[\d.,]*(e[+-]?\d+)?\s*\S{0,12}(\s*…\s*\S+)?$")
+
+
+#: Cells that say "no figure" and leave a column's alignment to the others.
+_BLANK = frozenset({"", "n/a", "—", "–", "-", "None"})
+
+
+def _numeric_columns(rows: list[list[object]], width: int) -> list[bool]:
+    """Per column: every filled cell is a figure (right-aligned; words read from the left)."""
+    cells = [[c for r in rows if i < len(r) and (c := str(r[i]).strip()) not in _BLANK] for i in range(width)]
+    return [bool(col) and all(_FIGURE.match(c) for c in col) for col in cells]
+
+
+def _cell(tag: str, text: object, num: bool) -> str:
+    return f'<{tag} class="num">{_e(text)}</{tag}>' if num else f"<{tag}>{_e(text)}</{tag}>"
+
+
 def _block(b: object) -> str:
     if isinstance(b, Heading):
         return f"<h2>{_e(b.text)}</h2>"
     if isinstance(b, Paragraph):
         return f'<p class="muted">{_e(b.text)}</p>' if b.muted else f"<p>{_e(b.text)}</p>"
     if isinstance(b, Table):
-        out = ["<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in b.head) + "</tr>"]
-        out += ["<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in b.rows]
+        num = _numeric_columns([list(r) for r in b.rows], len(b.head))
+        out = ["<table><tr>" + "".join(_cell("th", h, n) for h, n in zip(b.head, num)) + "</tr>"]
+        out += ["<tr>" + "".join(_cell("td", c, i < len(num) and num[i]) for i, c in enumerate(r)) + "</tr>"
+                for r in b.rows]
         return "\n".join(out) + "</table>"
     if isinstance(b, Plot):
         data = base64.b64encode(plots.to_bytes(b.draw())).decode("ascii")
