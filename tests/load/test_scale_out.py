@@ -31,6 +31,15 @@ def test_targets_are_1_ms_to_64_streams_then_twice_the_single_process_floor_at_2
     assert [rows[k]["within_target"] for k in (("1p", 1024), ("2w", 1024), ("4w", 64), ("4w", 256))] == [
         False, True, False, False]
     assert table["largest_sustained_tok_s"] == {"1p": 51_000, "2w": 200_000, "4w": None}
+    assert rows["1p", 256]["verdict"] == "ref"  # the floor is not judged against itself
+
+
+def test_a_rate_is_sustained_only_when_every_smaller_stream_count_held():
+    # Over 1 ms at 64 streams, within 2 x the floor at 256: the layout holds no rate.
+    table = scale_out.summarise([_run("1p", 64, 1.5, 12_800), _run("1p", 256, 4.0, 42_000),
+                                 _run("1w", 64, 1.9, 12_800), _run("1w", 256, 1.7, 42_000),
+                                 _run("2w", 64, 0.2, 12_000), _run("2w", 256, 9.0, 11_000)])
+    assert table["largest_sustained_tok_s"] == {"1p": None, "1w": None, "2w": 12_000}
     assert scale_out.target_ms(256, {}) is None  # no single-process floor: no verdict
     # Within the target only when the whole CI is; the mean alone is undecided.
     assert [scale_out.verdict(0.8, 0.1, 1.0), scale_out.verdict(0.95, 0.1, 1.0), scale_out.verdict(1.1, 0.0, 1.0),
