@@ -3,10 +3,11 @@
 Three short sessions are measured once for the module, each against a llama-server
 tokcaliper starts with the default's flags and one thread, pinned to core 0 (``taskset -c 0``),
 so the client keeps the other core: ``base`` and ``aa`` (the A/A: the same configuration, a
-new server) with the default's 4 slots, ``slow`` with one slot (``-np 1``: the two streams
-take turns, so TTFT grows by a request's decode time; measured ×1.56, ITL ×0.62). The
-slower configuration used to be two threads on the one core: its ×0.88 throughput was
-inconclusive at n = 3 once the new arm's CV reached 17.5 % on a CI run. Then:
+new server) with the default's 4 slots, ``slow`` with one slot (``-np 1``: the four streams of
+a wave are served in turn, so the median TTFT waits for 1.5 requests' decode of 64 tokens;
+measured ×2.14 and ×2.22, ITL ×0.30-0.40). With 16 tokens at 2 streams the wait was one
+decode for half the requests, ×1.56 once and inconclusive (TTFT CV 40.6 %) on a run where
+this host's CPU speed moved by ×1.5. Then:
 
 - the report of ``base`` (HTML opened offline in Chromium, and Markdown) states its noise floor first;
 - ``baseline save`` of ``base``, then ``compare --baseline`` of ``slow`` exits 20 (regression)
@@ -35,8 +36,8 @@ from .chromium_page import keep_screenshot, load
 
 pytestmark = pytest.mark.server
 
-#: Few runs, few tokens: each session is 3 runs × 4 requests × 16 tokens at 2 streams.
-LOAD = ["--repeat", "3", "-c", "2", "-n", "4", "--max-tokens", "16", "--warmup", "2",
+#: Few runs: each session is 3 runs × 4 requests (one wave) × 64 tokens at 4 streams.
+LOAD = ["--repeat", "3", "-c", "4", "-n", "4", "--max-tokens", "64", "--warmup", "2",
         "--idle-seconds", "0", "--telemetry-interval", "0.2"]
 #: The gate's metrics, in its table's order (docs/ci-gate.md).
 GATED = ["aggregate_output_tok_s", "ttft_p50_ms", "itl_p50_ms"]
@@ -53,7 +54,7 @@ def sessions(local_llama, tmp_path_factory) -> dict:
 
     def pinned(slots: int) -> list[str]:
         # the default server's flags on core 0 only, with one thread, so the client keeps the other
-        # core and the runs are steady; with one slot the two streams take turns
+        # core and the runs are steady; with one slot the streams take turns
         return ["--server-cmd", f"taskset -c 0 {local_llama.server} -m {local_llama.model} --host {{host}} "
                 f"--port {{port}} --metrics -np {slots} -c 4096 -t 1"]
 
