@@ -14,7 +14,7 @@ import typer
 
 from tokcaliper.cli._app import DB_HELP, JSON_HELP, WIDE_HELP, app
 from tokcaliper.errors import InputError
-from tokcaliper.model.stored import damaged_caveats, shown_run
+from tokcaliper.model.stored import damaged_caveats, run_caveats, shown_run
 from tokcaliper.report.output import emit, warn
 from tokcaliper.report.run_view import print_record, render_run_detail, render_run_list
 from tokcaliper.store import Store
@@ -69,4 +69,5 @@ def show(
     with open_existing(db) as store:
         run = store.get_run(run_id, with_requests=with_requests)
     shown = shown_run(run, include_requests=with_requests)
-    emit(shown, json_out, lambda console: render_run_detail(console, shown, wide=wide))
+    emit(shown, json_out, lambda console: render_run_detail(console, shown, wide=wide),
+         warnings=run_caveats([run]))

@@ -28,6 +28,7 @@ from tokcaliper.model.experiment import Outcome
 from tokcaliper.model.metrics import METRICS, headline_metrics, scalar_series
 from tokcaliper.model.roofline import ArmRoofline, RooflineOf
 from tokcaliper.model.run import LoadConfig, Run, RunMetrics
+from tokcaliper.model.stored import run_caveats
 from tokcaliper.model.warnings import Caveat
 from tokcaliper.stats.covariates import run_covariates
 from tokcaliper.stats.noise import NoiseFloorReport, noise_floor
@@ -191,9 +192,14 @@ def _rows(runs: Sequence[Run]) -> list[BenchRunRow]:
                         valid=r.valid, invalid_reason=r.invalid_reason, metrics=r.metrics) for r in runs]
 
 
-def _left_out(arm: str, runs: Sequence[Run], floor: NoiseFloorReport | None) -> list[Caveat]:
-    out = [W.RUN_LEFT_OUT.caveat(arm=arm, repetition=r.repetition + 1, run_id=r.id, reason=r.invalid_reason)
-           for r in runs if not r.valid]
+def _level_caveats(arm: str, runs: Sequence[Run], floor: NoiseFloorReport | None,
+                   label: str = "") -> list[Caveat]:
+    """A level's caveats for the warning sink: each run's own (client bounds, streams,
+    lengths; ``label`` before "run N"), the noise floor's, then the runs left out of it."""
+    out = run_caveats(runs, label=label)
+    out += [W.caveat_of(w, label) for w in (floor.warnings if floor else [])]
+    out += [W.RUN_LEFT_OUT.caveat(arm=arm, repetition=r.repetition + 1, run_id=r.id, reason=r.invalid_reason)
+            for r in runs if not r.valid]
     if floor is None:
         out.append(W.NO_NOISE_FLOOR.caveat(arm=arm))
     return out
@@ -249,7 +255,7 @@ def bench_result(runs: Sequence[Run], *, db: Path | str, roofline_of: RooflineOf
         groups = [[r for r in valid if r.restart == k] for k in range(server_starts)]
         names = list(metrics) if metrics else [m.name for m in headline_metrics()]
         splits = [split_by_restart(groups, arm=first.arm, metric=name) for name in names]
-    caveats = list(warnings) + _left_out(first.arm, runs, floor)
+    caveats = list(warnings) + _level_caveats(first.arm, runs, floor)
     if idle_power_w == {}:
         caveats.append(W.NO_POWER_SOURCE.caveat())
     return BenchResult(
@@ -313,7 +319,7 @@ def sweep_result(store: Store, exp_id: str, spec: ExperimentSpec, axis: str, *, 
         levels.append(BenchLevel(arm=a.name, level=(a.load or {})[axis], config=rr[0].config if rr else None,
                                  runs=_rows(rr), noise_floor=floor, roofline=roofline_of(rr, (a.name,)),
                                  stored=rr))
-        caveats += _left_out(a.name, rr, floor)
+        caveats += _level_caveats(a.name, rr, floor, label=f"{a.name} ")
     return SweepResult(experiment=exp_id, db=str(db), axis=axis, spec=spec, sweep=levels,
                        table=sweep_rows(levels), outcomes=analysis.outcomes,
                        comparisons=analysis.comparisons, failure=no_valid_measured_run(exp_id, store),

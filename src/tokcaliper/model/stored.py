@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from tokcaliper.model.run import RequestRecord, Run
-from tokcaliper.model.warnings import DAMAGED_RUN_SKIPPED, Caveat
+from tokcaliper.model.warnings import DAMAGED_RUN_SKIPPED, Caveat, caveat_of
 
-__all__ = ["DamagedRun", "RunList", "RunRow", "ShownRun", "damaged_caveats", "shown_run"]
+__all__ = ["DamagedRun", "RunList", "RunRow", "ShownRun", "damaged_caveats", "run_caveats", "shown_run"]
 
 
 class RunRow(BaseModel):
@@ -90,3 +90,19 @@ def shown_run(run: Run, *, include_requests: bool) -> ShownRun:
     if not include_requests:
         fields.update(requests=None, requests_note="not included: add --requests for every request record")
     return ShownRun.model_validate(fields)
+
+
+def run_caveats(runs: Sequence[Run], *, label: str = "") -> list[Caveat]:
+    """The caveats each stored run carries, named and in run order, for the warning sink.
+
+    Per run: its client's crossed bounds (``limits``, ``host_limits``, ``cap_limits``), the
+    streams' contradictions (``stream_warnings``) and the lengths' (``lengths.warnings``);
+    each message starts ``"{label}run {repetition}: "`` (``label`` e.g. ``"c=4 "`` in a sweep).
+    """
+    out: list[Caveat] = []
+    for r in runs:
+        m, c = r.metrics, r.metrics.client
+        texts = [*(c.limits if c else []), *(c.host_limits if c else []), *(c.cap_limits if c else []),
+                 *m.stream_warnings, *(m.lengths.warnings if m.lengths else [])]
+        out += [caveat_of(t, f"{label}run {r.repetition + 1}: ") for t in texts]
+    return out

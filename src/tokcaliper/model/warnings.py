@@ -9,8 +9,10 @@ module the same way).
 
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass
+from functools import cache
 
 from pydantic import BaseModel, ConfigDict
 
@@ -63,9 +65,12 @@ __all__ = [
     "SINGLE_REPETITION",
     "SINGLE_RUNS_ANECDOTE",
     "SINGLE_RUN_NO_CV",
+    "STORED_RUN_NOTE",
     "TELEMETRY_OFF",
     "TEXT_AT_ONE_INSTANT",
     "TOKENS_PER_CHUNK",
+    "caveat_of",
+    "named",
 ]
 
 
@@ -358,5 +363,38 @@ NO_NOISE_FLOOR = NamedWarning("no-noise-floor", "{arm}: no valid run, no noise f
 #: and was started again before the next run.
 SERVER_RESTARTED = NamedWarning("server-restarted", "{note}")
 
+#: A stored run's warning text that no template here produces (a run stored by another version).
+STORED_RUN_NOTE = NamedWarning("stored-run-note", "{text}")
+
 #: Every named warning by code: each :class:`NamedWarning` defined above.
 ALL: dict[str, NamedWarning] = {w.code: w for w in list(globals().values()) if isinstance(w, NamedWarning)}
+
+
+@cache
+def _patterns() -> tuple[tuple[re.Pattern[str], NamedWarning], ...]:
+    """Each template with literal text as a full-match pattern, its fields as lazy groups."""
+    out = []
+    for w in ALL.values():
+        parts = list(string.Formatter().parse(w.template))
+        if not any(lit.strip() for lit, *_ in parts):
+            continue  # "{note}" alone would match every text
+        out.append((re.compile("".join(re.escape(lit) + ("(.+?)" if name is not None else "")
+                                       for lit, name, _spec, _conv in parts), re.DOTALL), w))
+    return tuple(out)
+
+
+def named(text: str) -> NamedWarning | None:
+    """The warning whose template ``text`` was filled from, or ``None``.
+
+    Stored runs keep their caveats as finished sentences (``RunMetrics`` has
+    ``stream_warnings``, the client's ``limits``…); this gives them their code
+    back for the warning sink and the JSON ``warnings`` list.
+    """
+    return next((w for pat, w in _patterns() if pat.fullmatch(text)), None)
+
+
+def caveat_of(text: str, prefix: str = "") -> Caveat:
+    """``text`` as a :class:`Caveat` with the code of the template it came from
+    (:data:`STORED_RUN_NOTE` when none), ``prefix`` (e.g. ``"run 2: "``) before it."""
+    w = named(text)
+    return Caveat(code=(w or STORED_RUN_NOTE).code, message=prefix + text)

@@ -21,7 +21,7 @@ from tokcaliper.report.experiment_view import render_restart_splits
 from tokcaliper.report.noise_view import render_noise_floor
 from tokcaliper.report.prefix_cache_view import render_prefix_cache
 from tokcaliper.report.roofline_view import render_roofline
-from tokcaliper.report.run_view import (render_client, render_lengths, render_stream_warnings,
+from tokcaliper.report.run_view import (render_client, render_lengths,
                                         render_telemetry, runs_table)
 from tokcaliper.report.slo_view import render_slo, render_steady
 from tokcaliper.report.text import esc
@@ -92,14 +92,13 @@ def render_replay(console: Console, figures: Sequence[ReplayFigures]) -> None:
 
 def render_level(console: Console, lv: BenchLevel, *, wide: bool = False,
                  trace: Sequence[ReplayFigures] | None = None) -> None:
-    """One arm's (one level's) runs table, client, trace replay, stream warnings, SLO, steady
+    """One arm's (one level's) runs table, client, trace replay, SLO, steady
     state, lengths, prefix cache, telemetry, roofline and noise floor."""
     runs = lv.stored
     console.print(runs_table(runs, wide=wide))
     render_client(console, runs)
     if trace:
         render_replay(console, trace)
-    render_stream_warnings(console, runs)
     render_slo(console, runs)
     render_steady(console, runs)
     render_lengths(console, runs)

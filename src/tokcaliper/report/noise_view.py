@@ -18,7 +18,8 @@ __all__ = ["render_noise_floor"]
 
 
 def render_noise_floor(console: Console, report: NoiseFloorReport) -> None:
-    """Print the noise floor as a table, then the formula and the warnings.
+    """Print the noise floor as a table, then the formula (its warnings are caveats of the
+    command's result, printed by the warning sink).
 
     Columns: metric, n (in the title instead when every metric shares it), mean,
     std, CV, its 95% CI, min, max, (max−min)/mean, MDE n=1, MDE n=R (R shown in
@@ -59,5 +60,4 @@ def render_noise_floor(console: Console, report: NoiseFloorReport) -> None:
     if report.effect is not None:
         for m in report.metrics:
             console.print(summary_markup(m.verdict, label=m.name))
-    for w in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+

@@ -95,7 +95,6 @@ def render_run_detail(console: Console, run: Run, *, wide: bool = False) -> None
     for name, p in (("TTFT", m.ttft_s), ("ITL", m.itl_s), ("TPOT", m.tpot_s), ("E2E", m.e2e_s)):
         _row(t, name, p)
     console.print(t)
-    render_stream_warnings(console, [run])
     from tokcaliper.report.slo_view import render_slo, render_steady
 
     render_slo(console, [run])
@@ -197,7 +196,8 @@ def render_workers(console: Console, c: ClientHealth, label: str) -> None:
 
 
 def render_client(console: Console, runs: Sequence[Run]) -> None:
-    """The load client's own error bar per run (:func:`client_line`), and a warning per crossed bound."""
+    """The load client's own error bar per run (:func:`client_line`); a crossed bound is a
+    caveat of the result (:func:`tokcaliper.model.stored.run_caveats`), printed by the sink."""
     for x in runs:
         c = x.metrics.client
         if c is None:
@@ -205,19 +205,11 @@ def render_client(console: Console, runs: Sequence[Run]) -> None:
         console.print(f"  client, run {x.repetition + 1}: {client_line(c)}")
         if c.workers:
             render_workers(console, c, f"run {x.repetition + 1}")
-        for line in [*c.limits, *c.host_limits, *c.cap_limits]:
-            console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {line}")
-
-
-def render_stream_warnings(console: Console, runs: Sequence[Run]) -> None:
-    """A warning per run whose streams' ``usage`` and text disagree (``RunMetrics.stream_warnings``)."""
-    for x in runs:
-        for line in x.metrics.stream_warnings:
-            console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {esc(line)}")
 
 
 def render_lengths(console: Console, runs: Sequence[Run]) -> None:
-    """Requested vs counted synthetic lengths, pooled over ``runs``' measured requests, and each run's warnings.
+    """Requested vs counted synthetic lengths, pooled over ``runs``' measured requests (each run's
+    lengths warnings are caveats of the result, printed by the warning sink).
 
     Nothing is printed when no run asked for lengths (``RunMetrics.lengths``).
     """
@@ -249,9 +241,6 @@ def render_lengths(console: Console, runs: Sequence[Run]) -> None:
             f"    {name}: n={a.n}, requested mean {num(a.mean_requested)} sd {num(a.sd_requested)}; "
             f"|counted − requested| mean {num(a.mean_abs_error)}, max {num(a.max_abs_error)}, "
             f"{num(None if a.share_exact is None else 100 * a.share_exact)}% exact")
-    for x in runs:
-        for line in (x.metrics.lengths.warnings if x.metrics.lengths else []):
-            console.print(f"  [yellow]warning:[/yellow] run {x.repetition + 1}: {esc(line)}")
 
 
 def render_telemetry(console: Console, runs: Sequence[Run], *, wide: bool = False) -> None:
