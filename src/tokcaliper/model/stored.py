@@ -102,7 +102,7 @@ def run_caveats(runs: Sequence[Run], *, label: str = "") -> list[Caveat]:
     out: list[Caveat] = []
     for r in runs:
         m, c = r.metrics, r.metrics.client
-        texts = [*(c.limits if c else []), *(c.host_limits if c else []), *(c.cap_limits if c else []),
-                 *m.stream_warnings, *(m.lengths.warnings if m.lengths else [])]
+        client = [*c.limits, *c.host_limits, *c.cap_limits] if c else []
+        texts = [*client, *m.stream_warnings, *(m.lengths.warnings if m.lengths else [])]
         out += [caveat_of(t, f"{label}run {r.repetition + 1}: ") for t in texts]
     return out

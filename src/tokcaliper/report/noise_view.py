@@ -60,4 +60,3 @@ def render_noise_floor(console: Console, report: NoiseFloorReport) -> None:
     if report.effect is not None:
         for m in report.metrics:
             console.print(summary_markup(m.verdict, label=m.name))
-

@@ -169,17 +169,14 @@ GAP_FACTOR = 3.0
 
 
 def _break_gaps(xs: Sequence[float], ys: Sequence[float]) -> tuple[list[float], list[float]]:
-    """``xs, ys`` with a NaN point inside each sampling gap, so the line breaks there
-    instead of drawing a straight segment through time nobody sampled (between runs)."""
-    order = sorted(range(len(xs)), key=xs.__getitem__)
-    x = [xs[i] for i in order]
-    y = [ys[i] for i in order]
-    steps = sorted(b - a for a, b in zip(x, x[1:]) if b > a)
+    """``xs, ys`` (in sample order, so in time) with a NaN point inside each sampling gap, so
+    the line breaks there instead of drawing a straight segment through time nobody sampled."""
+    steps = sorted(b - a for a, b in zip(xs, xs[1:]) if b > a)
     if not steps:
-        return x, y
+        return list(xs), list(ys)
     limit = GAP_FACTOR * steps[len(steps) // 2]
-    out_x, out_y = x[:1], y[:1]
-    for a, b, v in zip(x, x[1:], y[1:]):
+    out_x, out_y = list(xs[:1]), list(ys[:1])
+    for a, b, v in zip(xs, xs[1:], ys[1:]):
         if b - a > limit:
             out_x.append((a + b) / 2)
             out_y.append(math.nan)
@@ -193,7 +190,7 @@ def telemetry_lanes(samples: Sequence[object], *, runs: Sequence[tuple[float, fl
     """One lane per telemetry series that has data, per device, with run boundaries.
 
     Args:
-        samples: :class:`~tokcaliper.model.telemetry.TelemetrySample` objects.
+        samples: :class:`~tokcaliper.model.telemetry.TelemetrySample` objects, in time order (as stored).
         runs: ``(start, end, label)`` of each run on the samples' ``t_mono_s`` clock (s).
         title: the figure's title.
 

@@ -66,8 +66,7 @@ def _block(b: object) -> str:
     if isinstance(b, Table):
         num = _numeric_columns([list(r) for r in b.rows], len(b.head))
         out = ["<table><tr>" + "".join(_cell("th", h, n) for h, n in zip(b.head, num)) + "</tr>"]
-        out += ["<tr>" + "".join(_cell("td", c, i < len(num) and num[i]) for i, c in enumerate(r)) + "</tr>"
-                for r in b.rows]
+        out += ["<tr>" + "".join(_cell("td", c, n) for c, n in zip(r, num)) + "</tr>" for r in b.rows]
         return "\n".join(out) + "</table>"
     if isinstance(b, Plot):
         data = base64.b64encode(plots.to_bytes(b.draw())).decode("ascii")
